@@ -1,0 +1,237 @@
+"""The agent cards mod: ``register(on)`` wires its hooks into the engine.
+
+Flow of a taken Agent call (PERM-FIRST, PERM-DENY-SPAWN):
+
+1. ``tool.call`` (Agent): the rules decide (``rules.RULES``); an isolated call reads its base
+   (``git branch --show-current``) and its branch is named; the call is parked under its
+   ``tool_use_id`` and passed on beneath (``next``), where Claude Code's permission check runs.
+2. ``agent.spawn``: raised only for an allowed call. The parked call is opened in lich
+   (``$LICH_BIN open --kind claude --subagent … --json``, two minutes) and the spawn is denied, so no
+   native agent or worktree exists; the answer lich decided is parked beside the call. An open that
+   failed lets the native spawn go on, with a toast (lich does not have the task).
+3. Back in ``tool.call``: the parked answer replaces what Claude Code answered beneath. A call refused
+   by the permission check never reached step 2 and its refusal stands.
+
+After the open: workers with a ``pending`` delivery are counted in the footer (``ui.render`` of
+``SessionMode``), ``sessions --json`` is read every 5 s while any runs, and ``TaskStop`` stops them.
+Every failure before lich has the task is caught here and decided (native agent plus toast); after
+it, the call is never run natively (FALL-BEFORE-ONLY).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agent_cards import delivery, rules
+from agent_cards.branch import branch_name
+from agent_cards.delivery import Call, NotOpened
+from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError
+from agent_cards.state import MemoryStore, StateStore, Worker
+from agent_cards.texts import agent_text, person_text
+
+OPEN_TIMEOUT_MS = 120_000  # lich's own limit for an open with a task: 60 + 20 + 30 s (OPEN-TIMEOUT)
+POLL_MS = 5_000  # FOOTER-POLL
+
+
+@dataclass
+class _Parked:
+    """A taken call between ``tool.call`` and its ``agent.spawn``."""
+
+    call: Call
+    argv: list[str]
+    lich_bin: str
+    answer: HookResult | None = None  # set once lich decided; None: the native answer stands
+
+
+@dataclass
+class AgentCards:
+    store: StateStore = field(default_factory=MemoryStore)
+    _parked: dict[str, _Parked] = field(default_factory=dict)
+    _watching: bool = False
+
+    # -- session.start ------------------------------------------------------------------------------
+
+    async def session_start(self, host: Host, e: Event, next: Next) -> HookResult:
+        self.store.update(lambda s: replace(s, interactive=True))
+        return await next(e)
+
+    # -- tool.call: Agent ---------------------------------------------------------------------------
+
+    async def agent_call(self, host: Host, e: Event, next: Next) -> HookResult:
+        facts = rules.Facts(e, next.origin, self.store.get().interactive, host.env)
+        leaving = rules.first_leaving(rules.RULES, facts)
+        if leaving is not None:
+            if leaving.toast:
+                await self._toast(host, leaving.toast, e, bytes=facts.prompt_bytes, limit=rules.PROMPT_LIMIT_BYTES)
+            return await next(e)
+        try:
+            parked = await self._park(host, e, facts)
+        except Exception as error:  # FALL-BEFORE-ONLY: decided here, not by the engine's fail-open
+            await self._toast(host, "toast.open_failed", e, reason=_reason(error))
+            return await next(e)
+        if parked is None:
+            return await next(e)
+        key = parked.call.tool_use_id
+        self._parked[key] = parked
+        try:
+            beneath = await next(e)
+        finally:
+            self._parked.pop(key, None)
+        return parked.answer if parked.answer is not None else beneath
+
+    async def _park(self, host: Host, e: Event, facts: rules.Facts) -> _Parked | None:
+        base = await self._base(host) if facts.isolated else ""
+        facts.base = base
+        if rules.first_leaving(rules.AFTER_BASE, facts) is not None:
+            return None
+        tool_use_id = str(e.get("tool_use_id") or "")
+        description = _text(e.get("description"))
+        prompt = _text(e.get("prompt"))
+        branch = branch_name(description, tool_use_id) if facts.isolated else ""
+        argv = [facts.lich_bin, "open", "--kind", "claude", "--subagent"]
+        if branch:
+            argv += ["--worktree", branch] + (["--base", base] if base else [])
+        if isinstance(e.get("model"), str) and e["model"]:
+            argv += ["--model", e["model"]]
+        argv += ["--prompt", prompt, "--json"]
+        call = Call(tool_use_id, description, prompt, branch, host.clock.now(), host.env.get("LICH_PROMPT_LANG"))
+        return _Parked(call, argv, facts.lich_bin)
+
+    async def _base(self, host: Host) -> str:
+        """OPEN-BASE / BASE-NONE: the asking session's branch, or "" (detached, or git cannot answer)."""
+        try:
+            result = await host.process.run(["git", "branch", "--show-current"])
+        except ProcessError:
+            return ""
+        return result.stdout.strip() if result.exit_code == 0 else ""
+
+    # -- agent.spawn --------------------------------------------------------------------------------
+
+    async def agent_spawn(self, host: Host, e: Event, next: Next) -> HookResult:
+        parked = self._parked.get(str(e.get("tool_use_id") or ""))
+        if parked is None or parked.answer is not None:
+            return await next(e)
+        call = parked.call
+        try:
+            result = await host.process.run(parked.argv, timeout_ms=OPEN_TIMEOUT_MS)
+            printed = delivery.read_open(result)
+        except Exception as error:
+            printed = NotOpened(_reason(error))
+        if isinstance(printed, NotOpened):
+            if next.signal.aborted:  # FALL-ESC-OPEN: lich may already have the task; never run it twice
+                key = "deny.esc.isolated" if call.isolated else "deny.esc"
+                parked.answer = {"deny": agent_text(call.lang, key, branch=call.branch)}
+                return {"deny": parked.answer["deny"]}
+            if printed.label:
+                await self._toast(host, "toast.not_reached", e, label=printed.label, reason=printed.reason)
+            else:
+                await self._toast(host, "toast.open_failed", e, reason=printed.reason)
+            return await next(e)
+        parked.answer, counted = delivery.answer(call, printed, host.clock.now())
+        if counted:
+            self._track(host, Worker(printed.name, printed.label, call.description, not call.isolated), parked.lich_bin)
+        return {"deny": agent_text(call.lang, "deny.spawn", label=printed.label)}
+
+    # -- workers: footer, polling, TaskStop ---------------------------------------------------------
+
+    def _track(self, host: Host, worker: Worker, lich_bin: str) -> None:
+        self.store.update(lambda s: s.with_worker(worker, lich_bin))
+        host.ui.invalidate("ui.render")
+        self._arm(host)
+
+    def _arm(self, host: Host) -> None:
+        if self._watching or not self.store.get().workers:
+            return
+        self._watching = True
+        host.clock.after(POLL_MS, lambda: self._poll(host))
+
+    async def _poll(self, host: Host) -> None:
+        """FOOTER-POLL: one ``sessions --json`` read per tick, whatever the number of workers."""
+        self._watching = False
+        state = self.store.get()
+        try:
+            result = await host.process.run([state.lich_bin, "sessions", "--json"])
+            listed = json.loads(result.stdout) if result.exit_code == 0 else None
+        except (ProcessError, ValueError):
+            listed = None
+        if isinstance(listed, list):  # FOOTER-LIST-FAIL: anything else leaves the count as it was
+            running = {str(p.get("name")): p.get("state") for p in listed if isinstance(p, dict)}
+            finished = {w.name for w in state.workers if not _still_running(w, running)}
+            if finished:
+                self.store.update(lambda s: s.without(finished))
+                host.ui.invalidate("ui.render")
+        self._arm(host)
+
+    async def footer(self, host: Host, e: Event, next: Next) -> HookResult:
+        """FOOTER-COUNT / FOOTER-ERRANDS: ``lich: N workers``, unless the lich line shows errands."""
+        count = len(self.store.get().workers)
+        props: dict[str, Any] = e["props"] if isinstance(e.get("props"), dict) else {}
+        modes = props.get("modes")
+        if count == 0 or not isinstance(modes, list) or any(str(m).startswith("lich: ") for m in modes):
+            return await next(e)
+        label = person_text("footer.workers.one") if count == 1 else person_text("footer.workers.many", count=count)
+        return await next({**e, "props": {**props, "modes": [*modes, label]}})
+
+    async def task_stop(self, host: Host, e: Event, next: Next) -> HookResult:
+        task_id = _text(e.get("task_id")) or _text(e.get("shell_id"))
+        state = self.store.get()
+        worker = state.worker(task_id) if task_id else None
+        if worker is None:  # STOP-OTHER
+            return await next(e)
+        if worker.shared:  # STOP-SHARED
+            argv = [state.lich_bin, "close", worker.name]
+        else:  # STOP-ISOLATED
+            argv = [state.lich_bin, "control", worker.name, "abort"]
+        try:
+            result = await host.process.run(argv)
+            refusal = None if result.exit_code == 0 else delivery.lich_reason(result)
+        except Exception as error:
+            refusal = _reason(error)
+        if refusal is not None:  # STOP-REFUSED: the worker still counts
+            lang = host.env.get("LICH_PROMPT_LANG")
+            return {"deny": agent_text(lang, "deny.stop_refused", label=worker.label, reason=refusal)}
+        self.store.update(lambda s: s.without({worker.name}))
+        host.ui.invalidate("ui.render")
+        message = person_text("taskstop.message", task_id=task_id, description=worker.description)
+        return {
+            "result": {
+                "message": message,
+                "task_id": task_id,
+                "task_type": "local_agent",
+                "command": worker.description,
+            }
+        }
+
+    async def _toast(self, host: Host, key: str, e: Event, **slots: Any) -> None:
+        # A toast that cannot be shown must not change what the call does.
+        with contextlib.suppress(Exception):
+            await host.ui.toast(person_text(key, description=_text(e.get("description")), **slots))
+
+
+def _still_running(worker: Worker, listed: dict[str, Any]) -> bool:
+    """FOOTER-SHARED-DONE: listed at all. FOOTER-ISOLATED-DONE: listed and not ``done``."""
+    if worker.name not in listed:
+        return False
+    return worker.shared or listed[worker.name] != "done"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _reason(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def register(on: On, store: StateStore | None = None) -> AgentCards:
+    """Wire the mod's hooks. A reload calls this again in a fresh module: a fresh store forgets all."""
+    mod = AgentCards(store if store is not None else MemoryStore())
+    on("session.start", {"isInteractive": True}, mod.session_start)
+    on("tool.call", {"tool": "Agent"}, mod.agent_call)
+    on("tool.call", {"tool": "TaskStop"}, mod.task_stop)
+    on("agent.spawn", mod.agent_spawn)
+    on("ui.render", {"component": "SessionMode"}, mod.footer)
+    return mod

@@ -1,0 +1,241 @@
+"""The hook-call loop: one event down a chain of hooks to the layer beneath, failing open.
+
+Measured on Claude Code 2.1.328 and kept here:
+- ``await next(e)`` runs everything beneath and returns its result unchanged; calling it twice runs
+  what is beneath twice; ``next()`` without the event fails the hook; a rewrite of the envelope
+  (``tool``, ``tool_use_id``, ``agentId``…) fails the hook.
+- A hook that raises, answers nothing or the wrong shape, or overruns its budget is skipped, and what
+  is beneath runs in its place, unless it already called ``next``: then that call's result stands and
+  nothing runs twice.
+- The budget is 10 000 ms of the hook's own time: the clock stops while ``next`` or a host call (``$``)
+  is in flight. An overrun hook is not stopped (it lingers, its signal aborted); the engine moves on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_cards.engine import Event, Host, HookResult, Origin
+from simulator import results
+from simulator.registry import Registration, Registry
+
+BUDGET_MS = 10_000
+LINGER_MS = 5_000
+
+
+class HooksError(Exception):
+    """An error the engine raises inside a hook (a misuse of ``next`` or ``$``)."""
+
+
+class AbortSignal:
+    """Aborted by Esc (through its parent) or by the hook's own overrun."""
+
+    def __init__(self, parent: AbortSignal | None = None) -> None:
+        self._aborted = parent is not None and parent.aborted
+        self._waiters: list[asyncio.Future[None]] = []
+        self._children: list[AbortSignal] = []
+        if parent is not None:
+            parent._children.append(self)
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def abort(self) -> None:
+        if self._aborted:
+            return
+        self._aborted = True
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
+        for child in self._children:
+            child.abort()
+
+    def wait(self) -> asyncio.Future[None]:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._aborted:
+            waiter.set_result(None)
+        else:
+            self._waiters.append(waiter)
+        return waiter
+
+
+@dataclass
+class Budget:
+    """The hook's own time left; paused while ``next`` or a host call is in flight."""
+
+    remaining_ms: float = BUDGET_MS
+    paused: int = 0
+    _changed: list[asyncio.Future[None]] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        self._flip(+1)
+        try:
+            yield
+        finally:
+            self._flip(-1)
+
+    def _flip(self, by: int) -> None:
+        self.paused += by
+        for waiter in self._changed:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._changed.clear()
+
+    def changed(self) -> asyncio.Future[None]:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._changed.append(waiter)
+        return waiter
+
+
+@dataclass
+class Invocation:
+    """One hook's run in one dispatch: what its bound host and its ``next`` share."""
+
+    registration: Registration
+    budget: Budget
+    signal: AbortSignal
+    finished: bool = False  # the hook's own run ended (a timer it armed runs outside it)
+
+
+class NextFn:
+    """The ``next`` a hook receives."""
+
+    def __init__(
+        self,
+        beneath: Callable[[Event], Awaitable[HookResult]],
+        event: str,
+        e: Event,
+        origin: Origin,
+        invocation: Invocation,
+    ) -> None:
+        self._beneath = beneath
+        self._event = event
+        self._e = e
+        self._origin = origin
+        self._invocation = invocation
+        self.last: asyncio.Future[HookResult] | None = None
+
+    @property
+    def origin(self) -> Origin:
+        return self._origin
+
+    @property
+    def signal(self) -> AbortSignal:
+        return self._invocation.signal
+
+    @property
+    def event(self) -> str:
+        return self._event
+
+    @property
+    def budget(self) -> dict[str, float]:
+        return {"ms": BUDGET_MS, "remainingMs": self._invocation.budget.remaining_ms}
+
+    @property
+    def called(self) -> bool:
+        return self.last is not None
+
+    async def __call__(self, e: Event | None = None, /) -> HookResult:
+        if e is None:
+            raise HooksError(results.NEXT_WITHOUT_EVENT)
+        if self._event == "tool.call":
+            for key in results.ENVELOPE_KEYS:
+                if e.get(key) != self._e.get(key):
+                    raise HooksError(results.envelope_rewrite(key))
+        self.last = asyncio.ensure_future(self._beneath(e))
+        with self._invocation.budget.suspended():
+            return await asyncio.shield(self.last)
+
+
+HostFactory = Callable[[Invocation], Host]
+Report = Callable[[str], None]
+
+
+class Chain:
+    """Dispatches events through the registry's hooks, then the layer beneath (``bottom``)."""
+
+    def __init__(self, registry: Registry, bind_host: HostFactory, report: Report) -> None:
+        self._registry = registry
+        self._bind_host = bind_host
+        self._report = report
+        self.lingering: set[asyncio.Task[Any]] = set()
+
+    async def dispatch(
+        self,
+        event: str,
+        e: Event,
+        bottom: Callable[[Event], Awaitable[HookResult]],
+        origin: Origin,
+        signal: AbortSignal,
+    ) -> HookResult:
+        hooks = self._registry.chain(event, e)
+
+        async def run(index: int, e: Event) -> HookResult:
+            if index == len(hooks):
+                return await bottom(e)
+            registration = hooks[index]
+            invocation = Invocation(registration, Budget(), AbortSignal(signal))
+            nxt = NextFn(lambda e2: run(index + 1, e2), event, e, origin, invocation)
+            hook = registration.hook(self._bind_host(invocation), e, nxt)
+            verdict, value = await self._run_budgeted(hook, invocation)
+            if verdict == "ok":
+                problem = results.shape_problem(event, value)
+                if problem is None:
+                    return dict(value)
+                verdict = problem
+            plugin = registration.plugin
+            self._report(f"{plugin}'s {event} hook was skipped: {plugin}: {verdict}")
+            if nxt.last is not None:  # it already ran what is beneath: that result stands
+                return await nxt.last
+            return await run(index + 1, e)
+
+        return await run(0, e)
+
+    async def _run_budgeted(self, hook: Awaitable[Any], invocation: Invocation) -> tuple[str, Any]:
+        task = asyncio.ensure_future(hook)
+        task.add_done_callback(lambda _: setattr(invocation, "finished", True))
+        budget = invocation.budget
+        loop = asyncio.get_running_loop()
+        while not task.done():
+            changed = budget.changed()
+            if budget.paused:
+                await asyncio.wait({task, changed}, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                started = loop.time()
+                await asyncio.wait(
+                    {task, changed}, timeout=max(0.0, budget.remaining_ms / 1000), return_when=asyncio.FIRST_COMPLETED
+                )
+                budget.remaining_ms -= (loop.time() - started) * 1000
+                if not task.done() and not budget.paused and budget.remaining_ms <= 0:
+                    changed.cancel()
+                    self._linger(task, invocation)
+                    return f"exceeded {BUDGET_MS}ms budget", None
+            changed.cancel()
+        if task.cancelled():
+            return "was cancelled", None
+        failure = task.exception()
+        if failure is not None:
+            return f"{type(failure).__name__}: {failure}", None
+        return "ok", task.result()
+
+    def _linger(self, task: asyncio.Task[Any], invocation: Invocation) -> None:
+        invocation.signal.abort()
+        self.lingering.add(task)
+        task.add_done_callback(self.lingering.discard)
+        plugin, event = invocation.registration.plugin, invocation.registration.event
+
+        def still_running() -> None:
+            if not task.done():
+                self._report(
+                    f"hook overran: {plugin}: still running {LINGER_MS}ms after its budget ran out; "
+                    f"ignores its signal ({event})"
+                )
+
+        asyncio.get_running_loop().call_later(LINGER_MS / 1000, still_running)

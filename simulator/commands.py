@@ -1,0 +1,116 @@
+"""The bench's commands: ``replay`` and ``coverage`` (see :mod:`simulator.cli` for the usage)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import yaml
+
+from simulator import render
+from simulator.replay import replay as run_replay
+from simulator.scenario import Scenario, ScenarioError, read
+
+DEFAULT_DIR = Path("scenarios")
+CLAUSES_FILE = "clauses.yaml"
+
+
+def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        found.extend(sorted(path.rglob("*.yaml")) if path.is_dir() else [path])
+    return [p for p in found if p.name != CLAUSES_FILE]
+
+
+def known_clauses(near: Path) -> dict[str, str]:
+    """The clause list of the scenarios folder that holds ``near`` (empty when there is none)."""
+    for folder in [near if near.is_dir() else near.parent, *near.resolve().parents]:
+        candidate = folder / CLAUSES_FILE
+        if candidate.is_file():
+            data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+            return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    return {}
+
+
+def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
+    scenarios, problems = [], []
+    for file in files:
+        clauses = known_clauses(file)
+        try:
+            scenarios.append(read(file, known_clauses=set(clauses) or None))
+        except ScenarioError as error:
+            problems.extend(error.lines())
+    return scenarios, problems
+
+
+def replay(args: list[str]) -> int:
+    as_json = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    unknown = [a for a in paths if a.startswith("-")]
+    if unknown or not paths:
+        print(f"agent-cards replay: unknown option {unknown[0]}" if unknown else "agent-cards replay: name "
+              "scenario files or folders", file=sys.stderr)
+        return 2
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        for path in missing:
+            print(f"{path}:1: no such file or folder", file=sys.stderr)
+        return 2
+    scenarios, problems = load_all(scenario_files(paths))
+    for line in problems:
+        print(line, file=sys.stderr)
+    failed = False
+    for scenario in scenarios:
+        result = run_replay(scenario)
+        failed |= not result.passed
+        print(render.to_json_line(result) if as_json else render.to_text(result) + "\n")
+    if problems:
+        return 2
+    return 1 if failed else 0
+
+
+def coverage(args: list[str]) -> int:
+    as_json = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    folder = Path(paths[0]) if paths else DEFAULT_DIR
+    clauses = known_clauses(folder)
+    if not clauses:
+        print(f"agent-cards coverage: no {CLAUSES_FILE} in {folder} or above it", file=sys.stderr)
+        return 1
+    files = scenario_files([folder])
+    shown: dict[str, list[str]] = {c: [] for c in clauses}
+    unknown: list[str] = []
+    invalid: list[str] = []
+    for file in files:
+        try:
+            scenario = read(file)  # unknown ids are reported here, not refused
+        except ScenarioError as error:
+            invalid.extend(error.lines())
+            continue
+        for clause in scenario.clauses:
+            if clause in shown:
+                shown[clause].append(str(file))
+            else:
+                unknown.append(f"{file}:{scenario.clause_lines.get(clause, 1)}: no clause {clause!r}")
+    uncovered = [c for c, files_ in shown.items() if not files_]
+    ok = not uncovered and not unknown and not invalid
+    if as_json:
+        print(json.dumps({
+            "clauses": len(clauses),
+            "covered": len(clauses) - len(uncovered),
+            "uncovered": uncovered,
+            "unknown": unknown,
+            "invalid": invalid,
+            "shown_by": shown,
+        }, ensure_ascii=False))
+    else:
+        for clause, files_ in shown.items():
+            print(f"{clause:<22} {', '.join(Path(f).name for f in files_) or '— NOT SHOWN'}")
+        for line in unknown + invalid:
+            print(line)
+        print(f"{len(clauses) - len(uncovered)} of {len(clauses)} clauses shown by {len(files)} scenarios"
+              + (f"; not shown: {', '.join(uncovered)}" if uncovered else ""))
+    return 0 if ok else 1

@@ -1,0 +1,473 @@
+"""A fake Claude Code: the mod engine's host, and the pipeline an Agent call runs through.
+
+An Agent call (measured on 2.1.328, ``claude-code-engine.md`` §3 and the e2e notes §9):
+
+    tool.call hooks → [core] classic PreToolUse → permission check (rule, mode, dialog)
+                    → tool.run: the agent type → agent.spawn hooks → the native agent (background)
+
+A deny at ``agent.spawn`` becomes the Agent tool's error; a refusal at the permission check never
+reaches ``agent.spawn``. Every hook gets a host bound to its own invocation, so a host call pauses
+its budget and an Esc reaches what it runs. Everything the host does lands in the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import agent_cards
+from agent_cards.engine import (
+    DEFAULT_TIMEOUT_MS,
+    ENGINE,
+    Env,
+    Event,
+    HookResult,
+    Origin,
+    ProcessError,
+    ProcessResult,
+    Timer,
+)
+from simulator import results
+from simulator.chain import AbortSignal, Chain, Invocation
+from simulator.clock import VirtualEventLoop
+from simulator.lich import LichWorld
+from simulator.processes import Executor, host_check
+from simulator.registry import Registry
+from simulator.transcript import Transcript
+
+MOD_PLUGIN = "agent-cards"
+STATUS_PLUGIN = "lich-status"  # lich's own status module: draws the errands part of the lich line
+AGENT_TYPES = ("general-purpose", "Explore", "Plan", "claude-code-guide", "statusline-setup")
+PARENT_MODEL = "claude-opus-5-5"
+
+
+@dataclass(frozen=True)
+class Permission:
+    """How Claude Code's permission check answers an Agent call.
+
+    ``allow`` (the mode lets it run), ``deny`` (a rule), ``ask`` (the dialog; ``answer`` is the person's
+    yes or no, and with nobody to ask the call is refused), ``hook-deny`` (a PreToolUse hook denies).
+    """
+
+    decision: str = "allow"
+    answer: bool | None = None
+    reason: str = ""
+
+
+@dataclass
+class Session:
+    env: dict[str, str]
+    cwd: str = "/work/app"
+    modes: list[str] = field(default_factory=list)
+    agent_types: tuple[str, ...] = AGENT_TYPES
+
+
+class _Env:
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = values
+
+    def get(self, name: str, /) -> str | None:
+        return self._values.get(name)
+
+
+NEVER = AbortSignal()
+
+
+class BoundHost:
+    """The host one hook invocation sees (``$``): every call pauses that hook's budget."""
+
+    def __init__(self, claude: FakeClaudeCode, invocation: Invocation | None, generation: int) -> None:
+        self._claude = claude
+        self._invocation = invocation
+        self._generation = generation
+
+    @property
+    def env(self) -> Env:
+        return _Env(self._claude.session.env)
+
+    @property
+    def process(self) -> BoundHost:
+        return self
+
+    @property
+    def ui(self) -> BoundHost:
+        return self
+
+    @property
+    def clock(self) -> BoundHost:
+        return self
+
+    def _signal(self) -> AbortSignal:
+        if self._invocation is None or self._invocation.finished:
+            return NEVER
+        return self._invocation.signal
+
+    async def run(self, argv: Any, /, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProcessResult:
+        if self._invocation is None:
+            return await self._claude.run_process(argv, timeout_ms, NEVER)
+        with self._invocation.budget.suspended():
+            return await self._claude.run_process(argv, timeout_ms, self._signal())
+
+    async def toast(self, text: str, /) -> None:
+        self._claude.transcript.record("toast", text=text)
+
+    def invalidate(self, event: str, /) -> None:
+        if event == "ui.render":
+            self._claude.schedule_footer()
+
+    def now(self) -> int:
+        return self._claude.now()
+
+    def after(self, ms: int, fn: Timer, /) -> None:
+        self._claude.schedule(self._generation, ms, fn, repeat=False)
+
+    def every(self, ms: int, fn: Timer, /) -> None:
+        self._claude.schedule(self._generation, ms, fn, repeat=True)
+
+
+Register = Callable[..., Any]
+
+
+class FakeClaudeCode:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        session: Session,
+        executor: Executor,
+        world: LichWorld | None = None,
+        register: Register = agent_cards.register,
+    ) -> None:
+        self.loop = loop
+        self.session = session
+        self.executor = executor
+        self.world = world
+        self._register = register
+        self._started = loop.time()
+        self.transcript = Transcript(self.now)
+        self.registry = Registry()
+        self.chain = Chain(self.registry, self._bind, lambda text: self.transcript.record("report", text=text))
+        self._turn = AbortSignal()
+        self._generation = 0
+        self._timers: dict[int, list[asyncio.TimerHandle]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._footer_pending = False
+        self._refs = 0
+        self._native_tasks: dict[str, str] = {}  # Claude Code's own background agents: id -> description
+        self.errands: str | None = None
+        self.workflow_index = 0
+        self._footers: set[asyncio.Task[Any]] = set()
+        self.mod: Any = None
+        self._note_timer: asyncio.TimerHandle | None = None
+        self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
+        self.load_mod()
+
+    # -- time and tasks ----------------------------------------------------------------------------
+
+    def now(self) -> int:
+        return round((self.loop.time() - self._started) * 1000)
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def schedule(self, generation: int, ms: int, fn: Timer, repeat: bool) -> None:
+        def fire() -> None:
+            if generation != self._generation:
+                return
+            self.spawn(self._run_timer(fn))
+            if repeat:
+                self._timers.setdefault(generation, []).append(self.loop.call_later(ms / 1000, fire))
+
+        self._timers.setdefault(generation, []).append(self.loop.call_later(ms / 1000, fire))
+
+    async def _run_timer(self, fn: Timer) -> None:
+        try:
+            await fn()
+        except Exception as error:  # the engine reports a failed timer; the scenario goes on
+            self.transcript.record("report", text=f"{MOD_PLUGIN}: a timer failed: {type(error).__name__}: {error}")
+
+    def _bind(self, invocation: Invocation) -> BoundHost:
+        return BoundHost(self, invocation, self._generation)
+
+    async def close(self) -> None:
+        """End of the scenario: stop every timer and whatever still runs."""
+        for handles in self._timers.values():
+            for handle in handles:
+                handle.cancel()
+        if self._note_timer:
+            self._note_timer.cancel()
+        pending = [*self._tasks, *self.chain.lingering]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    # -- the module: load, reload --------------------------------------------------------------------
+
+    def load_mod(self) -> None:
+        self._generation += 1
+        self.mod = self._register(self.registry.on_for(MOD_PLUGIN, "user"))
+
+    def reload(self) -> None:
+        """``register`` runs again in a fresh module; the old module's timers stop. No session.start."""
+        for handle in self._timers.pop(self._generation, []):
+            handle.cancel()
+        self.registry.drop_plugin(MOD_PLUGIN)
+        self.transcript.record("reload")
+        self.load_mod()
+
+    # -- events the scenario raises ------------------------------------------------------------------
+
+    async def start_session(self, interactive: bool) -> None:
+        self.transcript.record("session.start", interactive=interactive)
+        e = {"cwd": self.session.cwd, "surface": "terminal" if interactive else None, "isInteractive": interactive}
+
+        async def core(e: Event) -> HookResult:
+            return {"cwd": self.session.cwd}
+
+        await self._dispatch("session.start", e, core, ENGINE, NEVER)
+
+    def esc(self) -> None:
+        """Esc in the asking session: its own turn is interrupted; background work goes on."""
+        self.transcript.record("esc")
+        self._turn.abort()
+        self._turn = AbortSignal()
+
+    async def call(
+        self,
+        tool: str,
+        tool_input: dict[str, Any],
+        call_id: str,
+        origin: Origin = ENGINE,
+        agent_id: str | None = None,
+        permission: Permission | None = None,
+    ) -> dict[str, Any]:
+        """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
+        self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
+        e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
+        if agent_id is not None:
+            e["agentId"] = agent_id
+        verdict = permission or Permission()
+
+        async def core(e: Event) -> HookResult:
+            return await self._core_tool(e, origin, verdict)
+
+        answer = await self._dispatch("tool.call", e, core, origin, self._turn)
+        return self.transcript.record("answer", call=call_id, **_answer_fields(answer))
+
+    async def workflow_step(self, description: str, prompt: str, index: int) -> None:
+        """A workflow step spawns its agent directly: no Agent tool call, so no tool.call hook runs."""
+        spawn = self._spawn_event(f"workflow_{index}", description, prompt, "general-purpose", ENGINE, None)
+        spawn["workflow"] = {"runId": "run_1", "agentIndex": index}
+        await self._spawn(spawn, f"workflow_{index}")
+
+    def set_errands(self, text: str | None) -> None:
+        self.errands = text
+        self.schedule_footer()
+
+    async def render_footer(self) -> None:
+        e = {"surface": "terminal", "component": "SessionMode", "requestId": self._ref(), "props": {"modes": []}}
+        e["props"]["modes"] = list(self.session.modes)
+        drawn: list[str] = []
+
+        async def core(e: Event) -> HookResult:
+            props = e.get("props") if isinstance(e.get("props"), dict) else {}
+            modes = props.get("modes") if isinstance(props, dict) else None
+            drawn.extend(str(m) for m in modes or [])
+            return {"type": "engine", "ref": e["requestId"]}
+
+        await self._dispatch("ui.render", e, core, ENGINE, NEVER)
+        line = next((m for m in drawn if m.startswith("lich: ")), None)
+        self.transcript.record("footer", line=line)
+
+    def schedule_footer(self) -> None:
+        if not self._footer_pending:
+            self._footer_pending = True
+            self.loop.call_soon(self._footer_now)
+
+    def _footer_now(self) -> None:
+        self._footer_pending = False
+        task = self.spawn(self.render_footer())
+        self._footers.add(task)
+        task.add_done_callback(self._footers.discard)
+
+    async def settle(self) -> None:
+        """Let the footer redraws that are due now finish (the end of a scenario)."""
+        while self._footer_pending or self._footers:
+            await asyncio.sleep(0)
+
+    async def _errands_part(self, host: Any, e: Event, next: Any) -> HookResult:
+        if not self.errands:
+            return dict(await next(e))
+        props = e["props"]
+        return dict(await next({**e, "props": {**props, "modes": [*props["modes"], f"lich: {self.errands}"]}}))
+
+    # -- the pipeline beneath the hooks --------------------------------------------------------------
+
+    async def _dispatch(
+        self,
+        event: str,
+        e: Event,
+        core: Callable[[Event], Awaitable[HookResult]],
+        origin: Origin,
+        signal: AbortSignal,
+    ) -> HookResult:
+        return await self.chain.dispatch(event, e, core, origin, signal)
+
+    def _ref(self) -> int:
+        self._refs += 1
+        return self._refs
+
+    async def _core_tool(self, e: Event, origin: Origin, permission: Permission) -> HookResult:
+        call_id = str(e.get("tool_use_id"))
+        if e.get("tool") == "TaskStop":
+            return self._native_task_stop(e)
+        if e.get("tool") != "Agent":
+            self.transcript.record("native", call=call_id, tool=e.get("tool"))
+            return {"ref": self._ref(), "result": "ok", "text": "ok"}
+        refusal = self._permission(call_id, permission)
+        if refusal is not None:
+            return results.error(refusal, self._ref())
+        agent_type = e.get("subagent_type") or "general-purpose"
+        if agent_type not in self.session.agent_types:
+            return results.error(results.unknown_agent_type(str(agent_type), list(self.session.agent_types)))
+        spawn = self._spawn_event(
+            call_id, e.get("description"), e.get("prompt"), str(agent_type), origin, e.get("agentId")
+        )
+        if isinstance(e.get("model"), str):
+            spawn["model"] = e["model"]
+        answer = await self._spawn(spawn, call_id)
+        if isinstance(answer.get("deny"), str):
+            return results.error(results.spawn_denied(answer["deny"]))
+        agent_id = str(answer.get("agentId"))
+        self._native_tasks[agent_id] = str(e.get("description") or "")
+        result = {
+            "isAsync": True,
+            "status": "async_launched",
+            "agentId": agent_id,
+            "description": e.get("description"),
+            "resolvedModel": answer.get("model"),
+            "prompt": e.get("prompt"),
+            "outputFile": f"/tmp/claude-0/-work-app/session/tasks/{agent_id}.output",
+            "canReadOutputFile": True,
+            "canContinueAgent": True,
+        }
+        return {"ref": self._ref(), "result": result, "text": results.launched(agent_id)}
+
+    def _permission(self, call_id: str, permission: Permission) -> str | None:
+        """The permission check; the refusal text, or None when the call may run."""
+        decision, via = permission.decision, {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(
+            permission.decision, "hook"
+        )
+        refusal: str | None = None
+        if decision == "deny":
+            refusal = permission.reason or results.RULE_DENIED
+        elif decision == "hook-deny":
+            refusal = results.hook_error(permission.reason or "Blocked by hook")
+        elif decision == "ask" and permission.answer is None:
+            refusal = results.PERMISSION_DENIED_NOBODY
+        elif decision == "ask" and not permission.answer:
+            refusal = results.USER_REJECTED
+        outcome = "allow" if refusal is None else "deny"
+        self.transcript.record("permission", call=call_id, outcome=outcome, via=via)
+        return refusal
+
+    def _spawn_event(
+        self, call_id: str, description: Any, prompt: Any, agent_type: str, origin: Origin, parent: Any
+    ) -> Event:
+        spawn: Event = {
+            "tool_use_id": call_id,
+            "prompt": prompt,
+            "description": description,
+            "subagentType": agent_type,
+            "provider": {"plugin": origin.plugin, "tier": origin.tier},
+            "parentModel": PARENT_MODEL,
+            "permissionMode": "default",
+            "background": True,
+            "fork": False,
+        }
+        if parent is not None:
+            spawn["parentAgentId"] = parent
+        return spawn
+
+    async def _spawn(self, spawn: Event, call_id: str) -> HookResult:
+        async def native(e: Event) -> HookResult:
+            agent_id = "a" + hashlib.sha256(call_id.encode()).hexdigest()[:16]
+            self.transcript.record("native", call=call_id, tool="Agent")
+            return {"model": e.get("model") or PARENT_MODEL, "agentId": agent_id}
+
+        if self.registry.hooks("agent.spawn"):
+            answer = await self._dispatch("agent.spawn", spawn, native, ENGINE, self._turn)
+        else:
+            answer = await native(spawn)
+        self.transcript.record("spawn", call=call_id, answer=answer)
+        return answer
+
+    def _native_task_stop(self, e: Event) -> HookResult:
+        task_id = str(e.get("task_id") or e.get("shell_id") or "")
+        self.transcript.record("native", call=str(e.get("tool_use_id")), tool="TaskStop")
+        if not task_id:
+            return results.error("<tool_use_error>Missing required parameter: task_id</tool_use_error>")
+        description = self._native_tasks.pop(task_id, None)
+        if description is None:
+            return {"result": results.no_task(task_id), "text": results.no_task(task_id), "isError": True}
+        return {"ref": self._ref(), "result": results.task_stopped(task_id, description), "text": "stopped"}
+
+    # -- processes -----------------------------------------------------------------------------------
+
+    async def run_process(self, argv: Any, timeout_ms: int, signal: AbortSignal) -> ProcessResult:
+        event = self.transcript.record(
+            "run", argv=list(argv) if isinstance(argv, list | tuple) else argv, timeout_ms=timeout_ms
+        )
+        started = self.now()
+        try:
+            host_check(argv, timeout_ms)
+            result = await self.executor.execute(list(argv), self.session.env, timeout_ms, signal)
+        except ProcessError as error:
+            event.update(exit=None, stdout="", stderr="", error=str(error), ms=self.now() - started)
+            raise
+        finally:
+            self._arm_notes()
+        event.update(
+            exit=result.exit_code, stdout=result.stdout, stderr=result.stderr, error=None, ms=self.now() - started
+        )
+        if result.stdout_truncated or result.stderr_truncated:
+            event["truncated"] = {"stdout": result.stdout_truncated, "stderr": result.stderr_truncated}
+        return result
+
+    def _arm_notes(self) -> None:
+        """lich types a worker's report at this session's prompt when it is due (a ``note``)."""
+        if self.world is None:
+            return
+        if self._note_timer:
+            self._note_timer.cancel()
+        due = self.world.next_note_at()
+        if due is not None:
+            self._note_timer = self.loop.call_later(max(0, due - self.now()) / 1000, self._emit_notes)
+
+    def _emit_notes(self) -> None:
+        self._note_timer = None
+        if self.world is None:
+            return
+        for note in self.world.notes_due(self.now()):
+            self.transcript.record("note", text=note.text)
+        self._arm_notes()
+
+
+def _answer_fields(answer: HookResult) -> dict[str, Any]:
+    if isinstance(answer.get("deny"), str):
+        return {"deny": answer["deny"]}
+    if answer.get("isError"):
+        return {"error": answer.get("text", answer.get("result"))}
+    fields: dict[str, Any] = {"result": answer.get("result")}
+    if answer.get("context"):
+        fields["context"] = answer["context"]
+    return fields
+
+
+def new_loop() -> VirtualEventLoop:
+    return VirtualEventLoop()

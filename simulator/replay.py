@@ -1,0 +1,133 @@
+"""Replaying a scenario: the fake host, the fake lich and the mod on virtual time; out comes a transcript.
+
+``replay(scenario)`` never raises for what happens inside the scenario: a stalled timeline, a step that
+cannot run or an expectation that fails is a failure message in the result, so a contributor sees one
+line, not a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from simulator import expect
+from simulator.clock import Stalled, VirtualEventLoop
+from simulator.host import FakeClaudeCode, Session
+from simulator.lich import LichScript, LichWorld
+from simulator.processes import VirtualExecutor
+from simulator.scenario import Calls, CallStep, Scenario, Simple
+
+
+@dataclass
+class Replay:
+    file: str
+    title: str
+    clauses: tuple[str, ...]
+    events: list[dict[str, Any]]
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "title": self.title,
+            "passed": self.passed,
+            "clauses": list(self.clauses),
+            "failures": self.failures,
+            "events": self.events,
+        }
+
+
+def lich_script(scenario: Scenario) -> LichScript:
+    fields = dict(scenario.lich)
+    default_open = fields.pop("default_open", None)
+    script = LichScript(**fields, by_prompt=dict(scenario.opens))
+    return replace(script, default_open=default_open) if default_open is not None else script
+
+
+def replay(scenario: Scenario) -> Replay:
+    loop = VirtualEventLoop()
+    try:
+        return loop.run_until_complete(_replay(scenario, loop))
+    finally:
+        loop.close()
+
+
+async def _replay(scenario: Scenario, loop: asyncio.AbstractEventLoop) -> Replay:
+    world = LichWorld(lich_script(scenario))
+    host: FakeClaudeCode | None = None
+    failures: list[str] = []
+    try:
+        session = Session(
+            env=dict(scenario.env),
+            modes=list(scenario.modes),
+            agent_types=(*Session(env={}).agent_types, *scenario.agent_types),
+        )
+        executor = VirtualExecutor(world, scenario.git, scenario.lich_installed, lambda: round(loop.time() * 1000))
+        host = FakeClaudeCode(loop, session, executor, world)
+        if scenario.start:
+            await host.start_session(scenario.interactive)
+        for index, step in enumerate(scenario.steps):
+            problem = await run_step(host, step)
+            if problem:
+                failures.append(f"steps[{index}]: {problem}")
+                break
+        await host.settle()
+    except Stalled as stalled:
+        failures.append(str(stalled))
+    finally:
+        if host is not None:
+            await host.close()
+    events = host.transcript.events if host is not None else []
+    failures += expect.failures(scenario.expect, events)
+    return Replay(scenario.file, scenario.title, scenario.clauses, events, failures)
+
+
+async def run_step(host: FakeClaudeCode, step: Calls | Simple) -> str | None:
+    """Run one step; a problem the scenario made (not the mod) comes back as a message."""
+    if isinstance(step, Calls):
+        await _calls(host, step)
+        return None
+    action, value = step.action, step.value
+    if action in ("wait", "until"):
+        target = host.now() + value if action == "wait" else value
+        if target < host.now():
+            return f"until: {value} ms is already past (it is t={host.now()} ms)"
+        await asyncio.sleep((target - host.now()) / 1000)
+    elif action == "esc":
+        host.esc()
+    elif action == "reload":
+        host.reload()
+    elif action == "session.start":
+        await host.start_session(bool(value))
+    elif action == "footer":
+        await host.render_footer()
+    elif action == "errands":
+        host.set_errands(value)
+    elif action == "workflow":
+        host.workflow_index += 1
+        await host.workflow_step(value.get("description", ""), value.get("prompt", ""), host.workflow_index)
+    return None
+
+
+async def _calls(host: FakeClaudeCode, step: Calls) -> None:
+    calls = [asyncio.ensure_future(_call(host, call)) for call in step.calls]
+    pressed = None
+    if step.esc_after is not None:
+        pressed = asyncio.ensure_future(_esc_after(host, step.esc_after))
+    await asyncio.gather(*calls)
+    if pressed is not None:
+        await pressed
+
+
+async def _call(host: FakeClaudeCode, call: CallStep) -> None:
+    await host.call(call.tool, dict(call.input), call.id, call.origin, call.agent, call.permission)
+
+
+async def _esc_after(host: FakeClaudeCode, ms: int) -> None:
+    await asyncio.sleep(ms / 1000)
+    host.esc()

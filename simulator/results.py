@@ -1,0 +1,88 @@
+"""Results: the shapes a hook may answer per event, and the texts Claude Code's core answers with.
+
+A hook whose answer has the wrong shape is skipped (fail-open). The core texts are Claude Code's own,
+as measured on 2.1.328 (``claude-code-engine.md``, ``claude-code-e2e.md``), shortened where marked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_cards.engine import HookResult
+
+
+def shape_problem(event: str, value: Any) -> str | None:
+    """Why ``value`` is no answer for ``event`` (the engine's report wording), or None when it is one."""
+    if value is None:
+        return f'the on("{event}") hook returned no result'
+    if not isinstance(value, dict):
+        return f'the on("{event}") hook returned {type(value).__name__}, not an object'
+    if event == "tool.call" and not ("result" in value or isinstance(value.get("deny"), str)):
+        return "returned neither { result } nor { deny }"
+    if event == "agent.spawn" and not (isinstance(value.get("deny"), str) or "model" in value):
+        return "returned neither { model, agentId } nor { deny }"
+    return None
+
+
+def error(text: str, ref: int | None = None) -> HookResult:
+    """A core tool error, as the model reads it."""
+    result: HookResult = {"result": f"Error: {text}", "text": text, "isError": True}
+    return {"ref": ref, **result} if ref is not None else result
+
+
+NEXT_WITHOUT_EVENT = "next() takes the event's argument: next(e) passes it on, next({ ...e, x }) rewrites it"
+ENVELOPE_KEYS = ("tool", "tool_use_id", "agentId", "consent", "$shadowed")
+
+
+def envelope_rewrite(key: str) -> str:
+    return (
+        f"next() passed an argument with a changed {key} (the envelope is the engine's; a rewrite keeps "
+        "tool, tool_use_id, agentId, consent, $shadowed)"
+    )
+
+
+PERMISSION_DENIED_NOBODY = (
+    "Permission to use Agent has been denied. IMPORTANT: You *may* attempt to accomplish this action using "
+    "other tools that might naturally be used to accomplish this goal"
+)
+USER_REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+    "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
+    "to proceed."
+)
+RULE_DENIED = "Permission to use Agent has been denied by a permission rule."
+
+
+def hook_error(reason: str) -> str:
+    return f"PreToolUse:Agent hook error: {reason}"
+
+
+def spawn_denied(text: str) -> str:
+    return f"Subagent spawn denied by a plugin: {text}"
+
+
+def unknown_agent_type(name: str, available: list[str]) -> str:
+    return f"Agent type '{name}' not found. Available agents: {', '.join(available)}"
+
+
+def launched(agent_id: str) -> str:
+    """The head of Claude Code's launch text for a background agent (shortened)."""
+    return (
+        "Async agent launched successfully.\n"
+        f"agentId: {agent_id} (internal ID - do not mention to user. Use SendMessage with to: '{agent_id}' "
+        "to continue this agent.)\n"
+        "The agent is working in the background. You will be notified automatically when it completes."
+    )
+
+
+def task_stopped(task_id: str, description: str) -> dict[str, Any]:
+    return {
+        "message": f"Successfully stopped task: {task_id} ({description})",
+        "task_id": task_id,
+        "task_type": "local_agent",
+        "command": description,
+    }
+
+
+def no_task(task_id: str) -> str:
+    return f"<tool_use_error>No task found with ID: {task_id}</tool_use_error>"

@@ -1,0 +1,42 @@
+"""The transcript: the one record of what happened in a replay, on the virtual timeline.
+
+Each event is a JSON object with ``t`` (virtual ms since the scenario's start) and ``kind``. The kinds
+and their fields are a public contract (``agent-cards replay --json``): fields may be added, never
+renamed. ``EVENT_FIELDS`` lists them; docs/scenarios.md explains each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "session.start": ("interactive",),
+    "call": ("call", "tool", "input"),
+    "permission": ("call", "outcome", "via"),
+    "spawn": ("call", "answer"),
+    "native": ("call", "tool"),
+    "answer": ("call",),  # and one of result / deny / error, plus context when the answer carries one
+    "run": ("argv", "timeout_ms", "exit", "stdout", "stderr", "error", "ms"),
+    "toast": ("text",),
+    "footer": ("line",),
+    "note": ("text",),
+    "esc": (),
+    "reload": (),
+    "report": ("text",),  # a line of the engine's report: a hook skipped, a hook overran
+}
+
+
+class Transcript:
+    def __init__(self, now_ms: Callable[[], int]) -> None:
+        self._now = now_ms
+        self.events: list[dict[str, Any]] = []
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Append an event at the current virtual time; the returned dict may be completed later."""
+        event: dict[str, Any] = {"t": self._now(), "kind": kind, **fields}
+        self.events.append(event)
+        return event
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["kind"] == kind]

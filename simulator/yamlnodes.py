@@ -1,0 +1,78 @@
+"""YAML with line numbers: mappings and lists that remember where each key and item stood.
+
+Scenario errors are reported as ``FILE:LINE: what is wrong``; this is what makes the LINE possible.
+Only YAML's safe types are read; a duplicate key is an error, not a silent override.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+
+class YamlError(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+class YMap(dict[str, Any]):
+    line: int = 0
+    key_lines: dict[str, int]
+
+    def line_of(self, key: str) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class YList(list[Any]):
+    line: int = 0
+    item_lines: list[int]
+
+    def line_of(self, index: int) -> int:
+        return self.item_lines[index] if index < len(self.item_lines) else self.line
+
+
+def line_of(container: object, key: str | int) -> int:
+    if isinstance(container, YMap) and isinstance(key, str):
+        return container.line_of(key)
+    if isinstance(container, YList) and isinstance(key, int):
+        return container.line_of(key)
+    return int(getattr(container, "line", 1))
+
+
+def load(text: str) -> Any:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else 1
+        raise YamlError(line, f"not valid YAML: {error.problem or error.context}") from None
+    except yaml.YAMLError as error:
+        raise YamlError(1, f"not valid YAML: {error}") from None
+    return None if node is None else _convert(node)
+
+
+def _convert(node: yaml.Node) -> Any:
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        mapping = YMap()
+        mapping.line, mapping.key_lines = line, {}
+        for key_node, value_node in node.value:
+            key = _convert(key_node)
+            if not isinstance(key, str):
+                raise YamlError(key_node.start_mark.line + 1, f"a key must be text, not {key!r}")
+            if key in mapping:
+                raise YamlError(key_node.start_mark.line + 1, f"{key!r} is given twice")
+            mapping[key] = _convert(value_node)
+            mapping.key_lines[key] = key_node.start_mark.line + 1
+        return mapping
+    if isinstance(node, yaml.SequenceNode):
+        items = YList(_convert(item) for item in node.value)
+        items.line, items.item_lines = line, [item.start_mark.line + 1 for item in node.value]
+        return items
+    try:
+        return yaml.SafeLoader("").construct_object(node, deep=True)
+    except yaml.YAMLError as error:
+        raise YamlError(line, f"not a valid value: {error}") from None
