@@ -7,6 +7,11 @@ milliseconds, and two runs of the same scenario interleave exactly alike. Nothin
 
 A loop with nothing scheduled and nothing ready would wait forever; the virtual selector raises
 :class:`Stalled` instead, naming the virtual time, so a stuck scenario fails at once.
+
+Real work (a real subprocess, in ``replay --processes``) runs in a thread through
+:meth:`VirtualEventLoop.run_real`. While any is in flight the clock stands still and the selector
+waits for real on the loop's self-pipe, which the thread's completion writes to; so real work takes
+no virtual time, and the caller decides how much virtual time it stands for.
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import math
 import selectors
-from collections.abc import Mapping
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Stalled(RuntimeError):
@@ -45,6 +53,7 @@ class _VirtualSelector(selectors.BaseSelector):
     def __init__(self, clock: VirtualClock) -> None:
         self._clock = clock
         self._keys: dict[Any, selectors.SelectorKey] = {}
+        self.real_in_flight = 0
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         key = selectors.SelectorKey(fileobj, _fd(fileobj), events, data)
@@ -55,10 +64,20 @@ class _VirtualSelector(selectors.BaseSelector):
         return self._keys.pop(fileobj)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if self.real_in_flight and timeout != 0:
+            return self._wait_for_real(timeout)
         if timeout is None:
             raise Stalled(f"nothing can happen any more at t={self._clock.ms} ms: every task waits on another")
         self._clock.advance_seconds(timeout)
         return []
+
+    def _wait_for_real(self, timeout: float | None) -> list[tuple[selectors.SelectorKey, int]]:
+        """Block for real until a thread wakes the loop; virtual time does not move meanwhile."""
+        with selectors.DefaultSelector() as real:
+            for key in self._keys.values():
+                real.register(key.fileobj, key.events, key.data)
+            ready = real.select(None)
+        return [(self._keys[key.fileobj], events) for key, events in ready]
 
     def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
         return self._keys
@@ -76,7 +95,25 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def __init__(self, clock: VirtualClock | None = None) -> None:
         self.clock = clock or VirtualClock()
+        self._real_pool: ThreadPoolExecutor | None = None  # real work runs in parallel, never queued
         super().__init__(selector=_VirtualSelector(self.clock))
+
+    def close(self) -> None:
+        super().close()
+        if self._real_pool is not None:
+            self._real_pool.shutdown(wait=True)
 
     def time(self) -> float:
         return self.clock.seconds()
+
+    async def run_real(self, func: Callable[[], T]) -> T:
+        """Run blocking ``func`` in a thread; the virtual clock stands still until it returns."""
+        selector = self._selector  # type: ignore[attr-defined]
+        assert isinstance(selector, _VirtualSelector)
+        selector.real_in_flight += 1
+        try:
+            if self._real_pool is None:
+                self._real_pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="real-work")
+            return await self.run_in_executor(self._real_pool, func)
+        finally:
+            selector.real_in_flight -= 1

@@ -171,11 +171,20 @@ class LichScript:
     opens: tuple[OpenScript, ...] = ()
     lists: tuple[ListScript, ...] = ()
     stops: Mapping[str, StopScript] = field(default_factory=dict)
+    by_prompt: Mapping[str, OpenScript] = field(default_factory=dict)  # an open whose --prompt is a key
+    default_open: OpenScript = field(default_factory=OpenScript)  # an open neither opens nor by_prompt scripts
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "opens", tuple(self.opens))
         object.__setattr__(self, "lists", tuple(self.lists))
         object.__setattr__(self, "stops", dict(self.stops))
+        object.__setattr__(self, "by_prompt", dict(self.by_prompt))
+
+    def open_for(self, n: int, prompt: str | None) -> OpenScript:
+        """The script of the n-th open (0-based) handing over ``prompt``: by prompt, then by order, then default."""
+        if prompt is not None and prompt in self.by_prompt:
+            return self.by_prompt[prompt]
+        return self.opens[n] if n < len(self.opens) else self.default_open
 
 
 # --- what comes out ----------------------------------------------------------------------------------
@@ -328,13 +337,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _open_from_json(o: Mapping[str, Any]) -> OpenScript:
+    return OpenScript(**{**o, "report": Report(**o["report"]) if o.get("report") else None})
+
+
 def _script_from_json(data: Mapping[str, Any]) -> LichScript:
-    opens = tuple(
-        OpenScript(**{**o, "report": Report(**o["report"]) if o.get("report") else None}) for o in data["opens"]
-    )
+    opens = tuple(_open_from_json(o) for o in data["opens"])
     lists = tuple(ListScript(**item) for item in data["lists"])
     stops = {name: StopScript(**stop) for name, stop in data["stops"].items()}
-    return LichScript(**{**data, "opens": opens, "lists": lists, "stops": stops})
+    by_prompt = {prompt: _open_from_json(o) for prompt, o in data.get("by_prompt", {}).items()}
+    default_open = _open_from_json(data["default_open"]) if data.get("default_open") else OpenScript()
+    return LichScript(**{**data, "opens": opens, "lists": lists, "stops": stops, "by_prompt": by_prompt,
+                         "default_open": default_open})
 
 
 def _result_prose(label: str, ticket: str, status: str, answer: str, private: bool) -> str:
@@ -545,7 +559,7 @@ class LichWorld:
         if base == "":
             raise _Refused('"" is not a branch: --base takes a local branch, an origin/ one, or one a worktree holds')
         n = self._next("open") - 1
-        script = self.script.opens[n] if n < len(self.script.opens) else OpenScript()
+        script = self.script.open_for(n, prompt)
         if script.fail is not None:
             return self._finish(script, _fail(script.fail, script.ms))
         s = self._new_session(ctx, p, script, me=me, project=project, kind=kind, branch=branch or "")

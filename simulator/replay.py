@@ -8,14 +8,15 @@ line, not a traceback.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from simulator import expect
 from simulator.clock import Stalled, VirtualEventLoop
 from simulator.host import FakeClaudeCode, Session
 from simulator.lich import LichScript, LichWorld
-from simulator.processes import VirtualExecutor
+from simulator.processes import Executor, VirtualExecutor
 from simulator.scenario import Calls, CallStep, Scenario, Simple
 
 
@@ -43,21 +44,27 @@ class Replay:
 
 
 def lich_script(scenario: Scenario) -> LichScript:
-    fields = dict(scenario.lich)
-    default_open = fields.pop("default_open", None)
-    script = LichScript(**fields, by_prompt=dict(scenario.opens))
-    return replace(script, default_open=default_open) if default_open is not None else script
+    return LichScript(**scenario.lich, by_prompt=dict(scenario.opens))
 
 
-def replay(scenario: Scenario) -> Replay:
+#: Builds the executor of one replay: how its ``process.run`` calls are answered (the seam between
+#: the in-process mode and ``--processes``).
+ExecutorFactory = Callable[[Scenario, LichWorld, VirtualEventLoop], Executor]
+
+
+def virtual_executor(scenario: Scenario, world: LichWorld, loop: VirtualEventLoop) -> Executor:
+    return VirtualExecutor(world, scenario.git, scenario.lich_installed, lambda: round(loop.time() * 1000))
+
+
+def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> Replay:
     loop = VirtualEventLoop()
     try:
-        return loop.run_until_complete(_replay(scenario, loop))
+        return loop.run_until_complete(_replay(scenario, loop, executor))
     finally:
         loop.close()
 
 
-async def _replay(scenario: Scenario, loop: asyncio.AbstractEventLoop) -> Replay:
+async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: ExecutorFactory) -> Replay:
     world = LichWorld(lich_script(scenario))
     host: FakeClaudeCode | None = None
     failures: list[str] = []
@@ -67,7 +74,7 @@ async def _replay(scenario: Scenario, loop: asyncio.AbstractEventLoop) -> Replay
             modes=list(scenario.modes),
             agent_types=(*Session(env={}).agent_types, *scenario.agent_types),
         )
-        executor = VirtualExecutor(world, scenario.git, scenario.lich_installed, lambda: round(loop.time() * 1000))
+        executor = make_executor(scenario, world, loop)
         host = FakeClaudeCode(loop, session, executor, world)
         if scenario.start:
             await host.start_session(scenario.interactive)

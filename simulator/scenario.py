@@ -297,7 +297,7 @@ def _permission(r: _Reader, where: YMap, key: str, path: str) -> Permission | No
 
 
 def _lich(r: _Reader, top: YMap, s: Scenario) -> None:
-    keys = {"installed", "running", "subagent", "project", "checkout", "caller_label", "lists", "stops", "opens"}
+    keys = {"installed", "running", "subagent", "project", "checkout", "caller_label", "lists", "stops", "open"}
     m = r.mapping(top, "lich", top["lich"], "lich", keys)
     if m is None:
         return
@@ -337,9 +337,8 @@ def _lich(r: _Reader, top: YMap, s: Scenario) -> None:
                     stderr=r.typed(st, "stderr", f"lich.stops.{name}", str, ""),
                 )
         s.lich["stops"] = table
-    default = m.get("opens")
-    if default is not None:
-        script = _open(r, m, "opens", "lich.opens")
+    if "open" in m:
+        script = _open(r, m, "open", "lich.open")
         if script is not None:
             s.lich["default_open"] = script
 
