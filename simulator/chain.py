@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_cards.engine import Event, Host, HookResult, Origin
+from agent_cards.engine import Event, HookResult, Host, Origin
 from simulator import results
 from simulator.registry import Registration, Registry
 

@@ -22,9 +22,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args else ""
     if command == "hook":
-        from agent_cards.hook import main as hook_main
+        from agent_cards.hook import main as hook_main  # type: ignore[import-not-found,unused-ignore]
 
-        return hook_main(args[1:])
+        return int(hook_main(args[1:]))
     if command in ("replay", "coverage"):
         from simulator import commands
 

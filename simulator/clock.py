@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import math
 import selectors
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")

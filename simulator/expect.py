@@ -30,7 +30,7 @@ def matches(matcher: Any, value: Any) -> bool:
         return isinstance(value, dict) and all(matches(m, value.get(k, _ABSENT)) for k, m in matcher.items())
     if isinstance(matcher, list):
         return isinstance(value, list) and len(matcher) == len(value) and all(map(matches, matcher, value))
-    return type(matcher) is type(value) and bool(matcher == value) or (
+    return (type(matcher) is type(value) and bool(matcher == value)) or (
         isinstance(matcher, int | float) and isinstance(value, int | float) and not isinstance(value, bool)
         and not isinstance(matcher, bool) and matcher == value
     )

@@ -63,6 +63,7 @@ class Session:
     cwd: str = "/work/app"
     modes: list[str] = field(default_factory=list)
     agent_types: tuple[str, ...] = AGENT_TYPES
+    permission: Permission = field(default_factory=Permission)  # how the permission check answers by default
 
 
 class _Env:
@@ -148,7 +149,7 @@ class FakeClaudeCode:
         self._started = loop.time()
         self.transcript = Transcript(self.now)
         self.registry = Registry()
-        self.chain = Chain(self.registry, self._bind, lambda text: self.transcript.record("report", text=text))
+        self.chain = Chain(self.registry, self._bind, self._report)
         self._turn = AbortSignal()
         self._generation = 0
         self._timers: dict[int, list[asyncio.TimerHandle]] = {}
@@ -163,6 +164,10 @@ class FakeClaudeCode:
         self._note_timer: asyncio.TimerHandle | None = None
         self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
         self.load_mod()
+
+    def _report(self, text: str) -> None:
+        """What the engine reports about a hook it skipped or a hook still running (a ``report`` event)."""
+        self.transcript.record("report", text=text)
 
     # -- time and tasks ----------------------------------------------------------------------------
 
@@ -270,8 +275,12 @@ class FakeClaudeCode:
         self.schedule_footer()
 
     async def render_footer(self) -> None:
-        e = {"surface": "terminal", "component": "SessionMode", "requestId": self._ref(), "props": {"modes": []}}
-        e["props"]["modes"] = list(self.session.modes)
+        e: Event = {
+            "surface": "terminal",
+            "component": "SessionMode",
+            "requestId": self._ref(),
+            "props": {"modes": list(self.session.modes)},
+        }
         drawn: list[str] = []
 
         async def core(e: Event) -> HookResult:

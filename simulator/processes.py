@@ -19,6 +19,7 @@ from simulator.lich import LichWorld
 
 OUTPUT_CAP = 4 * 1024 * 1024  # 4 MiB per stream, measured
 GIT_MS = 5
+NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
 
 
 def host_check(argv: object, timeout_ms: object) -> None:
@@ -77,7 +78,7 @@ class GitScript:
 
     def run(self, argv: Sequence[str]) -> tuple[int, str, str]:
         if self.exit != 0:
-            return self.exit, "", self.stderr or "fatal: not a git repository (or any of the parent directories): .git\n"
+            return self.exit, "", self.stderr or NOT_A_REPO
         if list(argv[1:]) == ["branch", "--show-current"]:
             return 0, f"{self.branch or ''}\n", ""
         return 1, "", f"git: '{' '.join(argv[1:])}' is not scripted in this scenario\n"

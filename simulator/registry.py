@@ -43,7 +43,7 @@ def matches(matcher: object, value: object) -> bool:
         return any(matches(m, value) for m in matcher)
     if isinstance(matcher, Mapping):
         return isinstance(value, Mapping) and all(matches(m, value.get(k, _MISSING)) for k, m in matcher.items())
-    return type(matcher) is type(value) and matcher == value or _same_number(matcher, value)
+    return (type(matcher) is type(value) and matcher == value) or _same_number(matcher, value)
 
 
 def _same_number(a: object, b: object) -> bool:

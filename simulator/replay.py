@@ -72,6 +72,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
         session = Session(
             env=dict(scenario.env),
             modes=list(scenario.modes),
+            permission=scenario.permission,
             agent_types=(*Session(env={}).agent_types, *scenario.agent_types),
         )
         executor = make_executor(scenario, world, loop)
@@ -132,7 +133,8 @@ async def _calls(host: FakeClaudeCode, step: Calls) -> None:
 
 
 async def _call(host: FakeClaudeCode, call: CallStep) -> None:
-    await host.call(call.tool, dict(call.input), call.id, call.origin, call.agent, call.permission)
+    permission = call.permission or host.session.permission
+    await host.call(call.tool, dict(call.input), call.id, call.origin, call.agent, permission)
 
 
 async def _esc_after(host: FakeClaudeCode, ms: int) -> None:

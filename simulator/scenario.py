@@ -105,7 +105,7 @@ class Scenario:
 
 _CLAUSE = re.compile(r"[A-Z]+(-[A-Z]+)*")
 KINDS = (
-    "session.start call permission spawn native answer run toast footer note esc reload report".split()
+    ["session.start", "call", "permission", "spawn", "native", "answer", "run", "toast", "footer", "note", "esc", "reload", "report"]
 )
 OPERATORS = {"contains", "startswith", "endswith", "matches", "lt", "le", "gt", "ge", "absent", "not"}
 
@@ -140,7 +140,7 @@ class _Reader:
         return value
 
     def ms(self, where: YMap, key: str, path: str, default: int | None = None) -> int | None:
-        value = self.typed(where, key, path, int, default)
+        value: int | None = self.typed(where, key, path, int, default)
         if isinstance(value, int) and value < 0:
             self.fail(where, key, f"{path}.{key}: a time in ms cannot be negative")
             return default
@@ -327,7 +327,8 @@ def _lich(r: _Reader, top: YMap, s: Scenario) -> None:
         )
     s.lich["lists"] = tuple(windows)
     stops = m.get("stops")
-    if stops is not None and r.mapping(m, "stops", stops, "lich.stops", set(stops) if isinstance(stops, dict) else set()):
+    names = set(stops) if isinstance(stops, dict) else set()
+    if stops is not None and r.mapping(m, "stops", stops, "lich.stops", names):
         table = {}
         for name, item in stops.items():
             st = r.mapping(stops, name, item, f"lich.stops.{name}", {"exit", "stderr"})
@@ -343,7 +344,9 @@ def _lich(r: _Reader, top: YMap, s: Scenario) -> None:
             s.lich["default_open"] = script
 
 
-_OPEN_KEYS = {"delivery", "answer", "ms", "fail", "handoff_error", "hang", "stdout", "stderr", "exit", "label", "name", "report"}
+_OPEN_KEYS = {
+    "delivery", "answer", "ms", "fail", "handoff_error", "hang", "stdout", "stderr", "exit", "label", "name", "report"
+}
 
 
 def _open(r: _Reader, where: YMap, key: str, path: str) -> OpenScript | None:

@@ -2,6 +2,10 @@
 
 Scenario errors are reported as ``FILE:LINE: what is wrong``; this is what makes the LINE possible.
 Only YAML's safe types are read; a duplicate key is an error, not a silent override.
+
+One tag of our own builds long texts without pasting them: ``!repeat {text: "é", times: 4096, then: "x"}``
+is ``"é"`` 4096 times followed by ``"x"`` (``then`` is optional). A task over lich's size limit fits on
+one line that way.
 """
 
 from __future__ import annotations
@@ -54,8 +58,26 @@ def load(text: str) -> Any:
     return None if node is None else _convert(node)
 
 
+REPEAT = "!repeat"
+
+
+def _repeat(node: yaml.Node, line: int) -> str:
+    value = _convert(node) if isinstance(node, yaml.MappingNode) else None
+    if not isinstance(value, dict) or not {"text", "times"} <= set(value) <= {"text", "times", "then"}:
+        raise YamlError(line, '!repeat takes {text: "…", times: N} and optionally then: "…"')
+    text, times, then = value["text"], value["times"], value.get("then", "")
+    if not isinstance(text, str) or not isinstance(then, str) or isinstance(times, bool) or not isinstance(times, int):
+        raise YamlError(line, "!repeat: text and then are texts, times a whole number")
+    if not 0 <= times <= 1_000_000:
+        raise YamlError(line, "!repeat: times is 0 to 1000000")
+    return text * times + then
+
+
 def _convert(node: yaml.Node) -> Any:
     line = node.start_mark.line + 1
+    if node.tag == REPEAT:
+        node.tag = "tag:yaml.org,2002:map"
+        return _repeat(node, line)
     if isinstance(node, yaml.MappingNode):
         mapping = YMap()
         mapping.line, mapping.key_lines = line, {}

@@ -1,0 +1,47 @@
+"""How a transcript is stored as a snapshot: one readable JSON file per scenario, beside it.
+
+``scenarios/deliver/pending-shared.yaml`` → ``scenarios/deliver/__snapshots__/pending-shared.json``: the
+replay's JSON (``agent-cards replay --json``) minus the run's own verdict, indented, keys in the
+transcript's order, non-ASCII kept readable. A reviewer reads the diff of that file in a pull request.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.location import PyTestLocation
+from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
+
+from simulator.replay import Replay
+
+
+def snapshot_value(replay: Replay) -> dict[str, Any]:
+    """What a snapshot holds: the transcript and what the scenario claims, not whether it passed."""
+    data = replay.to_json()
+    return {"title": data["title"], "clauses": data["clauses"], "events": data["events"]}
+
+
+class TranscriptExtension(SingleFileSnapshotExtension):
+    file_extension = "json"
+    _write_mode = WriteMode.TEXT
+
+    def serialize(
+        self,
+        data: SerializableData,
+        *,
+        exclude: PropertyFilter | None = None,
+        include: PropertyFilter | None = None,
+        matcher: PropertyMatcher | None = None,
+    ) -> SerializedData:
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        return Path(test_location.filepath).stem
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(Path(test_location.filepath).parent / "__snapshots__")
