@@ -77,6 +77,8 @@ def read_open(result: ProcessResult) -> Opened | NotOpened:
     except ValueError:
         printed = None
     if not isinstance(printed, dict):
+        if result.exit_code == 0 and not result.stderr.strip():
+            return NotOpened("lich open printed no session (its output is not the JSON object --json gives)")
         return NotOpened(lich_reason(result))
     label = _text(printed.get("label")) or _text(printed.get("name")) or _text(printed.get("id"))
     delivery = printed.get("delivery")

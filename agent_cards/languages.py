@@ -61,14 +61,14 @@ _PT_BR: dict[str, str] = {
 # Simplified Chinese
 _ZH_CN: dict[str, str] = {
     "context.shared": (
-        'lich 会话 "{label}" 已在它自己的卡片中接手此任务，并且就在当前这个工作副本（{path}）中工作，编辑的正是你在改的'
-        "那些文件。它的完整报告会以 [lich] 消息的形式自动送回，而不是作为 task notification，所以无需去收取"
-        "（wait_for_answer 仍然可用）。SendMessage 联系不到该会话；send_to_session 或 lich send 可以。"
+        'lich 会话 "{label}" 已在它自己的卡片中接手此任务，并且就在当前这个工作副本（{path}）中工作，'
+        "编辑的正是你在改的那些文件。它的完整报告会以 [lich] 消息的形式自动送回，而不是作为 task notification，"
+        "所以无需去收取（wait_for_answer 仍然可用）。SendMessage 联系不到该会话；send_to_session 或 lich send 可以。"
     ),
     "context.isolated": (
-        'lich 会话 "{label}" 已在它自己的卡片中接手此任务，在分支 {branch} 上、它自己的 worktree（{path}）中工作，而不'
-        "是在当前工作副本中。它的完整报告会以 [lich] 消息的形式自动送回，而不是作为 task notification，所以无需去收取"
-        "（wait_for_answer 仍然可用）。SendMessage 联系不到该会话；send_to_session 或 lich send 可以。"
+        'lich 会话 "{label}" 已在它自己的卡片中接手此任务，在分支 {branch} 上、它自己的 worktree（{path}）中工作，'
+        "而不是在当前工作副本中。它的完整报告会以 [lich] 消息的形式自动送回，而不是作为 task notification，"
+        "所以无需去收取（wait_for_answer 仍然可用）。SendMessage 联系不到该会话；send_to_session 或 lich send 可以。"
     ),
     "completed.shared": (
         "{answer}\n\n"
@@ -77,28 +77,28 @@ _ZH_CN: dict[str, str] = {
     ),
     "completed.isolated": (
         "{answer}\n\n"
-        'lich 会话 "{label}" 是在分支 {branch} 上、它自己的 worktree（{path}）中完成这项工作的，而不是在当前工作副本'
-        "中。要联系该会话，请使用 send_to_session 或 lich send，而不是 SendMessage。"
+        'lich 会话 "{label}" 是在分支 {branch} 上、它自己的 worktree（{path}）中完成这项工作的，'
+        "而不是在当前工作副本中。要联系该会话，请使用 send_to_session 或 lich send，而不是 SendMessage。"
     ),
     "deny.never_reached": (
-        'lich 打开了卡片 "{label}"，但任务始终没有送达那里（状态：{status}）。目前没有谁在处理这项任务：请让用户打开该'
-        "卡片，看看是什么卡住了它。"
+        'lich 打开了卡片 "{label}"，但任务始终没有送达那里（状态：{status}）。目前没有谁在处理这项任务：'
+        "请让用户打开该卡片，看看是什么卡住了它。"
     ),
     "deny.unknown": (
         'lich 打开了卡片 "{label}"，并以一个本 mod 不认识的状态（{status}）回应了这次交接。不要在这里重新开始这项工作：'
         "请让用户打开该卡片。"
     ),
     "deny.unknown.isolated": (
-        'lich 在分支 {branch} 上打开了卡片 "{label}"，并以一个本 mod 不认识的状态（{status}）回应了这次交接。不要在这里'
-        "重新开始这项工作：请让用户打开该卡片。"
+        'lich 在分支 {branch} 上打开了卡片 "{label}"，并以一个本 mod 不认识的状态（{status}）回应了这次交接。'
+        "不要在这里重新开始这项工作：请让用户打开该卡片。"
     ),
     "deny.esc": (
-        "这次 Agent 调用在 lich 为它打开卡片的过程中被中断了。可能已有 lich 会话接手了该任务；如果是这样，它的报告仍会"
-        "以 [lich] 消息的形式送回。"
+        "这次 Agent 调用在 lich 为它打开卡片的过程中被中断了。可能已有 lich 会话接手了该任务；如果是这样，"
+        "它的报告仍会以 [lich] 消息的形式送回。"
     ),
     "deny.esc.isolated": (
-        "这次 Agent 调用在 lich 为它在分支 {branch} 上打开卡片的过程中被中断了。可能已有 lich 会话接手了该任务；如果是"
-        "这样，它的报告仍会以 [lich] 消息的形式送回。"
+        "这次 Agent 调用在 lich 为它在分支 {branch} 上打开卡片的过程中被中断了。可能已有 lich 会话接手了该任务；"
+        "如果是这样，它的报告仍会以 [lich] 消息的形式送回。"
     ),
     "deny.spawn": 'lich 改为以卡片 "{label}" 的形式运行此 agent。',
     "deny.stop_refused": 'lich 无法停止会话 "{label}"：{reason}。它仍在运行。',
@@ -155,48 +155,49 @@ _ES: dict[str, str] = {
 # Japanese
 _JA: dict[str, str] = {
     "context.shared": (
-        'lich セッション "{label}" がこのタスクを専用のカードで引き受け、あなたと同じチェックアウト（{path}）で、あなた'
-        "と同じファイルを編集しながら作業しています。レポート全文は task notification としてではなく、[lich] メモとして"
-        "自動で届くので、取りに行く必要はありません（wait_for_answer も引き続き使えます）。SendMessage ではこのセッショ"
-        "ンに届きませんが、send_to_session または lich send なら届きます。"
+        'lich セッション "{label}" がこのタスクを専用のカードで引き受け、あなたと同じチェックアウト（{path}）で、'
+        "あなたと同じファイルを編集しながら作業しています。レポート全文は task notification としてではなく、[lich] "
+        "メモとして自動で届くので、取りに行く必要はありません（wait_for_answer も引き続き使えます）。SendMessage "
+        "ではこのセッションに届きませんが、send_to_session または lich send なら届きます。"
     ),
     "context.isolated": (
         'lich セッション "{label}" がこのタスクを専用のカードで引き受け、このチェックアウトではなく、ブランチ {branch} '
-        "上の専用の worktree（{path}）で作業しています。レポート全文は task notification としてではなく、[lich] メモと"
-        "して自動で届くので、取りに行く必要はありません（wait_for_answer も引き続き使えます）。SendMessage ではこのセッ"
-        "ションに届きませんが、send_to_session または lich send なら届きます。"
+        "上の専用の worktree（{path}）で作業しています。レポート全文は task notification としてではなく、[lich] "
+        "メモとして自動で届くので、取りに行く必要はありません（wait_for_answer も引き続き使えます）。SendMessage "
+        "ではこのセッションに届きませんが、send_to_session または lich send なら届きます。"
     ),
     "completed.shared": (
         "{answer}\n\n"
-        'lich セッション "{label}" は、あなたと同じチェックアウト（{path}）でこの作業を行いました。このセッションに連絡'
-        "するには、SendMessage ではなく send_to_session または lich send を使ってください。"
+        'lich セッション "{label}" は、あなたと同じチェックアウト（{path}）でこの作業を行いました。'
+        "このセッションに連絡するには、SendMessage ではなく send_to_session または lich send を使ってください。"
     ),
     "completed.isolated": (
         "{answer}\n\n"
-        'lich セッション "{label}" は、このチェックアウトではなく、ブランチ {branch} 上の専用の worktree（{path}）でこ'
-        "の作業を行いました。このセッションに連絡するには、SendMessage ではなく send_to_session または lich send を使っ"
-        "てください。"
+        'lich セッション "{label}" は、このチェックアウトではなく、ブランチ {branch} 上の専用の worktree（{path}）'
+        "でこの作業を行いました。このセッションに連絡するには、SendMessage ではなく send_to_session または lich "
+        "send を使ってください。"
     ),
     "deny.never_reached": (
-        'lich はカード "{label}" を開きましたが、タスクは一度もそこに届いていません（ステータス: {status}）。このタスク'
-        "に取り組んでいるものはありません。ユーザーにそのカードを開いてもらい、何が妨げているのかを確認してもらってくだ"
-        "さい。"
+        'lich はカード "{label}" を開きましたが、タスクは一度もそこに届いていません（ステータス: {status}）。'
+        "このタスクに取り組んでいるものはありません。ユーザーにそのカードを開いてもらい、"
+        "何が妨げているのかを確認してもらってください。"
     ),
     "deny.unknown": (
-        'lich はカード "{label}" を開き、この mod が知らないステータス（{status}）で引き継ぎに応答しました。ここでこの'
-        "作業を改めて始めないでください。ユーザーにそのカードを開いてもらってください。"
+        'lich はカード "{label}" を開き、この mod が知らないステータス（{status}）で引き継ぎに応答しました。'
+        "ここでこの作業を改めて始めないでください。ユーザーにそのカードを開いてもらってください。"
     ),
     "deny.unknown.isolated": (
-        'lich はブランチ {branch} でカード "{label}" を開き、この mod が知らないステータス（{status}）で引き継ぎに応答'
-        "しました。ここでこの作業を改めて始めないでください。ユーザーにそのカードを開いてもらってください。"
+        'lich はブランチ {branch} でカード "{label}" を開き、この mod が知らないステータス（{status}）'
+        "で引き継ぎに応答しました。ここでこの作業を改めて始めないでください。"
+        "ユーザーにそのカードを開いてもらってください。"
     ),
     "deny.esc": (
-        "lich がこの Agent 呼び出しのためにカードを開いている途中で、呼び出しが中断されました。すでに lich セッションが"
-        "タスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
+        "lich がこの Agent 呼び出しのためにカードを開いている途中で、呼び出しが中断されました。すでに lich "
+        "セッションがタスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
     ),
     "deny.esc.isolated": (
-        "lich がこの Agent 呼び出しのためにブランチ {branch} でカードを開いている途中で、呼び出しが中断されました。すで"
-        "に lich セッションがタスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
+        "lich がこの Agent 呼び出しのためにブランチ {branch} でカードを開いている途中で、呼び出しが中断されました。"
+        "すでに lich セッションがタスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
     ),
     "deny.spawn": 'lich は代わりに、このエージェントをカード "{label}" として実行します。',
     "deny.stop_refused": 'lich はセッション "{label}" を停止できませんでした: {reason}。セッションはまだ実行中です。',
@@ -205,46 +206,46 @@ _JA: dict[str, str] = {
 # Korean
 _KO: dict[str, str] = {
     "context.shared": (
-        'lich 세션 "{label}"에서 이 작업을 별도 카드로 맡아, 바로 이 체크아웃({path})에서 지금 편집 중인 것과 같은 파일'
-        "들을 편집하며 작업하고 있습니다. 전체 보고서는 task notification이 아니라 [lich] 메모로 자동으로 돌아오므로 따"
-        "로 가져올 것은 없습니다(wait_for_answer도 계속 사용할 수 있습니다). SendMessage로는 이 세션에 연락할 수 없고, "
-        "send_to_session이나 lich send로는 할 수 있습니다."
+        '"{label}" lich 세션이 이 작업을 별도 카드로 맡아, 바로 이 체크아웃({path})에서 지금 편집 중인 것과 같은 '
+        "파일들을 편집하며 작업하고 있습니다. 전체 보고서는 task notification이 아니라 [lich] 메모로 자동으로 "
+        "돌아오므로 따로 가져올 것은 없습니다(wait_for_answer도 계속 사용할 수 있습니다). SendMessage로는 이 세션에 "
+        "연락할 수 없고, send_to_session이나 lich send로는 할 수 있습니다."
     ),
     "context.isolated": (
-        'lich 세션 "{label}"에서 이 작업을 별도 카드로 맡아, 이 체크아웃이 아닌 브랜치 {branch}의 자체 '
-        "worktree({path})에서 작업하고 있습니다. 전체 보고서는 task notification이 아니라 [lich] 메모로 자동으로 돌아오"
-        "므로 따로 가져올 것은 없습니다(wait_for_answer도 계속 사용할 수 있습니다). SendMessage로는 이 세션에 연락할 "
-        "수 없고, send_to_session이나 lich send로는 할 수 있습니다."
+        '"{label}" lich 세션이 이 작업을 별도 카드로 맡아, 이 체크아웃이 아닌 브랜치 {branch}의 자체 '
+        "worktree({path})에서 작업하고 있습니다. 전체 보고서는 task notification이 아니라 [lich] 메모로 자동으로 "
+        "돌아오므로 따로 가져올 것은 없습니다(wait_for_answer도 계속 사용할 수 있습니다). SendMessage로는 이 세션에 "
+        "연락할 수 없고, send_to_session이나 lich send로는 할 수 있습니다."
     ),
     "completed.shared": (
         "{answer}\n\n"
-        '이 작업은 lich 세션 "{label}"에서 바로 이 체크아웃({path}) 안에서 수행했습니다. 이 세션에 연락하려면 '
-        "SendMessage가 아니라 send_to_session이나 lich send를 사용하세요."
+        '"{label}" lich 세션이 바로 이 체크아웃({path})에서 이 작업을 수행했습니다. 이 세션에 연락하려면 SendMessage가 '
+        "아니라 send_to_session이나 lich send를 사용하세요."
     ),
     "completed.isolated": (
         "{answer}\n\n"
-        '이 작업은 lich 세션 "{label}"에서 이 체크아웃이 아닌 브랜치 {branch}의 자체 worktree({path})에서 수행했습니다'
-        ". 이 세션에 연락하려면 SendMessage가 아니라 send_to_session이나 lich send를 사용하세요."
+        '"{label}" lich 세션이 이 체크아웃이 아닌 브랜치 {branch}의 자체 worktree({path})에서 이 작업을 수행했습니다. '
+        "이 세션에 연락하려면 SendMessage가 아니라 send_to_session이나 lich send를 사용하세요."
     ),
     "deny.never_reached": (
-        'lich가 "{label}" 카드를 열었지만 작업이 끝내 그 카드에 전달되지 않았습니다(상태: {status}). 지금 이 작업을 맡'
-        "아 처리하는 곳은 없습니다. 사용자에게 그 카드를 열어 무엇이 막고 있는지 확인해 달라고 요청하세요."
+        'lich가 "{label}" 카드를 열었지만 작업이 끝내 그 카드에 전달되지 않았습니다(상태: {status}). 지금 이 작업을 '
+        "맡아 처리하는 곳은 없습니다. 사용자에게 그 카드를 열어 무엇이 막고 있는지 확인해 달라고 요청하세요."
     ),
     "deny.unknown": (
-        'lich가 "{label}" 카드를 열고, 이 mod가 알지 못하는 상태({status})로 작업 인계에 응답했습니다. 이 작업을 여기'
-        "서 다시 시작하지 마세요. 사용자에게 그 카드를 열어 달라고 요청하세요."
+        'lich가 "{label}" 카드를 열고, 이 mod가 알지 못하는 상태({status})로 작업 인계에 응답했습니다. 이 작업을 '
+        "여기서 다시 시작하지 마세요. 사용자에게 그 카드를 열어 달라고 요청하세요."
     ),
     "deny.unknown.isolated": (
-        'lich가 브랜치 {branch}에서 "{label}" 카드를 열고, 이 mod가 알지 못하는 상태({status})로 작업 인계에 응답했습니'
-        "다. 이 작업을 여기서 다시 시작하지 마세요. 사용자에게 그 카드를 열어 달라고 요청하세요."
+        'lich가 브랜치 {branch}에서 "{label}" 카드를 열고, 이 mod가 알지 못하는 상태({status})로 작업 인계에 '
+        "응답했습니다. 이 작업을 여기서 다시 시작하지 마세요. 사용자에게 그 카드를 열어 달라고 요청하세요."
     ),
     "deny.esc": (
-        "lich가 이 Agent 호출을 위해 카드를 여는 도중에 호출이 중단되었습니다. 이미 lich 세션이 작업을 맡았을 수 있으며"
-        ", 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
+        "lich가 이 Agent 호출을 위해 카드를 여는 도중에 호출이 중단되었습니다. 이미 lich 세션이 작업을 맡았을 수 "
+        "있으며, 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
     ),
     "deny.esc.isolated": (
-        "lich가 이 Agent 호출을 위해 브랜치 {branch}에서 카드를 여는 도중에 호출이 중단되었습니다. 이미 lich 세션이 작"
-        "업을 맡았을 수 있으며, 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
+        "lich가 이 Agent 호출을 위해 브랜치 {branch}에서 카드를 여는 도중에 호출이 중단되었습니다. 이미 lich 세션이 "
+        "작업을 맡았을 수 있으며, 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
     ),
     "deny.spawn": '대신 lich가 이 에이전트를 "{label}" 카드로 실행합니다.',
     "deny.stop_refused": 'lich가 "{label}" 세션을 중지하지 못했습니다: {reason}. 세션은 아직 실행 중입니다.',

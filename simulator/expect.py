@@ -4,8 +4,8 @@
 matches every field; ``count: N`` asks for exactly N; ``- no run: {argv: {contains: open}}`` for none.
 
 A field's matcher is a value (equal), a mapping (a partial match of an object, recursively), a list
-(equal, item by item), or an operator mapping: ``contains`` (text: substring; list: item; a list of
-them: all), ``startswith``, ``endswith``, ``matches`` (a regular expression, searched), ``lt``/``le``/
+(equal, item by item), or an operator mapping: ``contains`` (text: substring; list: an item that
+matches, or a text item holding the text; a list of them: all), ``startswith``, ``endswith``, ``matches`` (a regular expression, searched), ``lt``/``le``/
 ``gt``/``ge`` (numbers), ``absent: true`` (the field is not there), ``not`` (the inner matcher fails).
 """
 
@@ -47,8 +47,8 @@ def _operator(op: str, arg: Any, value: Any) -> bool:
         wanted = arg if isinstance(arg, list) else [arg]
         if isinstance(value, str):
             return all(isinstance(w, str) and w in value for w in wanted)
-        if isinstance(value, list):
-            return all(any(matches(w, item) for item in value) for w in wanted)
+        if isinstance(value, list):  # an item that matches; a text item may contain a wanted text
+            return all(any(matches(w, item) or _within(w, item) for item in value) for w in wanted)
         return False
     if op in ("startswith", "endswith"):
         return isinstance(value, str) and isinstance(arg, str) and getattr(value, op)(arg)
@@ -57,6 +57,10 @@ def _operator(op: str, arg: Any, value: Any) -> bool:
     if not isinstance(value, int | float) or not isinstance(arg, int | float):
         return False
     return {"lt": value < arg, "le": value <= arg, "gt": value > arg, "ge": value >= arg}[op]
+
+
+def _within(wanted: Any, item: Any) -> bool:
+    return isinstance(wanted, str) and isinstance(item, str) and wanted in item
 
 
 def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any]]) -> list[str]:

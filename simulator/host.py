@@ -224,6 +224,7 @@ class FakeClaudeCode:
         self.registry.drop_plugin(MOD_PLUGIN)
         self.transcript.record("reload")
         self.load_mod()
+        self.schedule_footer()  # the footer is drawn again by the fresh module
 
     # -- events the scenario raises ------------------------------------------------------------------
 

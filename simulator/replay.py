@@ -84,6 +84,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             if problem:
                 failures.append(f"steps[{index}]: {problem}")
                 break
+            await host.settle()  # the footer redraws a step caused land before the next step begins
         await host.settle()
     except Stalled as stalled:
         failures.append(str(stalled))

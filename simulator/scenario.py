@@ -105,7 +105,8 @@ class Scenario:
 
 _CLAUSE = re.compile(r"[A-Z]+(-[A-Z]+)*")
 KINDS = (
-    ["session.start", "call", "permission", "spawn", "native", "answer", "run", "toast", "footer", "note", "esc", "reload", "report"]
+    "session.start", "call", "permission", "spawn", "native", "answer", "run", "toast", "footer", "note", "esc",
+    "reload", "report",
 )
 OPERATORS = {"contains", "startswith", "endswith", "matches", "lt", "le", "gt", "ge", "absent", "not"}
 
