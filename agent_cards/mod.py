@@ -2,13 +2,13 @@
 
 Flow of a taken Agent call (PERM-FIRST, PERM-DENY-SPAWN):
 
-1. ``tool.call`` (Agent): the rules decide (``rules.RULES``); a taken call is parked under its
+1. ``tool.call`` (Agent): the rules decide (``rules.RULES``); an isolated call reads its base
+   (``git branch --show-current``) and its branch is named; the call is parked under its
    ``tool_use_id`` and passed on beneath (``next``), where Claude Code's permission check runs.
-2. ``agent.spawn``: raised only for an allowed call. The rules at spawn run (the size limit), an
-   isolated call reads its base (``git branch --show-current``) and its branch is named, and the call
-   is opened in lich (``$LICH_BIN open --kind claude --subagent … --json``, two minutes). The spawn is
-   denied, so no native agent or worktree exists; the answer lich decided is parked beside the call.
-   An open that failed lets the native spawn go on, with a toast (lich does not have the task).
+2. ``agent.spawn``: raised only for an allowed call. The parked call is opened in lich
+   (``$LICH_BIN open --kind claude --subagent … --json``, two minutes) and the spawn is denied, so no
+   native agent or worktree exists; the answer lich decided is parked beside the call. An open that
+   failed lets the native spawn go on, with a toast (lich does not have the task).
 3. Back in ``tool.call``: the parked answer replaces what Claude Code answered beneath. A call refused
    by the permission check never reached step 2 and its refusal stands.
 
@@ -40,10 +40,24 @@ POLL_MS = 5_000  # FOOTER-POLL
 class _Parked:
     """A taken call between ``tool.call`` and its ``agent.spawn``."""
 
-    facts: rules.Facts
-    lang: str | None
-    call: Call | None = None  # set once the open is about to run
+    call: Call
+    argv: list[str]
+    lich_bin: str
     answer: HookResult | None = None  # set once lich decided; None: the native answer stands
+
+
+def _park(e: Event, facts: rules.Facts, now: int, lang: str | None) -> _Parked:
+    """OPEN-ARGV: the open this call will run at ``agent.spawn`` (its start time taken now)."""
+    tool_use_id = str(e.get("tool_use_id") or "")
+    description, prompt = _text(e.get("description")), _text(e.get("prompt"))
+    branch = branch_name(description, tool_use_id) if facts.isolated else ""
+    argv = [facts.lich_bin, "open", "--kind", "claude", "--subagent"]
+    if branch:
+        argv += ["--worktree", branch] + (["--base", facts.base] if facts.base else [])
+    if isinstance(e.get("model"), str) and e["model"]:
+        argv += ["--model", e["model"]]
+    argv += ["--prompt", prompt, "--json"]
+    return _Parked(Call(tool_use_id, description, prompt, branch, now, lang), argv, facts.lich_bin)
 
 
 @dataclass
@@ -63,12 +77,15 @@ class AgentCards:
     async def agent_call(self, host: Host, e: Event, next: Next) -> HookResult:
         facts = rules.Facts(e, next.origin, self.store.get().interactive, host.env)
         leaving = rules.first_leaving(rules.RULES, facts)
+        if leaving is None and facts.isolated:
+            facts.base = await self._base(host)  # OPEN-BASE, before the call is passed on
+            leaving = rules.first_leaving(rules.AFTER_BASE, facts)
         if leaving is not None:
             if leaving.toast:
-                await self._toast(host, leaving.toast, e)
+                await self._toast(host, leaving.toast, e, bytes=facts.prompt_bytes, limit=rules.PROMPT_LIMIT_BYTES)
             return await next(e)
-        key = str(e.get("tool_use_id") or "")
-        parked = _Parked(facts, host.env.get("LICH_PROMPT_LANG"))
+        parked = _park(e, facts, host.clock.now(), host.env.get("LICH_PROMPT_LANG"))
+        key = parked.call.tool_use_id
         self._parked[key] = parked
         try:
             beneath = await next(e)  # PERM-FIRST: Claude Code's permission check, then agent.spawn
@@ -82,55 +99,26 @@ class AgentCards:
         parked = self._parked.get(str(e.get("tool_use_id") or ""))
         if parked is None or parked.answer is not None:
             return await next(e)
+        call = parked.call
         try:
-            decided = await self._open(host, parked)
+            result = await host.process.run(parked.argv, timeout_ms=OPEN_TIMEOUT_MS)
+            printed = delivery.read_open(result)  # OPEN-LAST: nothing runs after the open
         except Exception as error:  # FALL-BEFORE-ONLY: decided here, never left to the engine's fail-open
-            decided = NotOpened(_reason(error))
-        if decided is None:  # a rule at spawn keeps it native
-            return await next(e)
-        if isinstance(decided, NotOpened):
-            if next.signal.aborted:  # FALL-ESC-OPEN: lich may already have the task; never run it twice
-                call = parked.call
-                key = "deny.esc.isolated" if call is not None and call.isolated else "deny.esc"
-                parked.answer = {"deny": agent_text(parked.lang, key, branch=call.branch if call else "")}
-                return {"deny": parked.answer["deny"]}
-            if decided.label:
-                await self._toast(host, "toast.not_reached", e, label=decided.label, reason=decided.reason)
-            else:
-                await self._toast(host, "toast.open_failed", e, reason=decided.reason)
-            return await next(e)
-        return {"deny": agent_text(parked.lang, "deny.spawn", label=decided.label)}
-
-    async def _open(self, host: Host, parked: _Parked) -> delivery.Opened | NotOpened | None:
-        """The rules at spawn, the base, then ``lich open`` (OPEN-*). None: the call stays native."""
-        facts, e = parked.facts, parked.facts.e
-        leaving = rules.first_leaving(rules.AT_SPAWN, facts)
-        if leaving is not None:
-            if leaving.toast:
-                await self._toast(host, leaving.toast, e, bytes=facts.prompt_bytes, limit=rules.PROMPT_LIMIT_BYTES)
-            return None
-        facts.base = await self._base(host) if facts.isolated else ""
-        if rules.first_leaving(rules.AFTER_BASE, facts) is not None:
-            return None
-        tool_use_id = str(e.get("tool_use_id") or "")
-        description, prompt = _text(e.get("description")), _text(e.get("prompt"))
-        branch = branch_name(description, tool_use_id) if facts.isolated else ""
-        argv = [facts.lich_bin, "open", "--kind", "claude", "--subagent"]
-        if branch:
-            argv += ["--worktree", branch] + (["--base", facts.base] if facts.base else [])
-        if isinstance(e.get("model"), str) and e["model"]:
-            argv += ["--model", e["model"]]
-        argv += ["--prompt", prompt, "--json"]
-        call = Call(tool_use_id, description, prompt, branch, host.clock.now(), parked.lang)
-        parked.call = call
-        result = await host.process.run(argv, timeout_ms=OPEN_TIMEOUT_MS)
-        printed = delivery.read_open(result)  # OPEN-LAST: nothing runs after the open
+            printed = NotOpened(_reason(error))
         if isinstance(printed, NotOpened):
-            return printed
+            if next.signal.aborted:  # FALL-ESC-OPEN: lich may already have the task; never run it twice
+                key = "deny.esc.isolated" if call.isolated else "deny.esc"
+                parked.answer = {"deny": agent_text(call.lang, key, branch=call.branch)}
+                return {"deny": parked.answer["deny"]}
+            if printed.label:
+                await self._toast(host, "toast.not_reached", e, label=printed.label, reason=printed.reason)
+            else:
+                await self._toast(host, "toast.open_failed", e, reason=printed.reason)
+            return await next(e)
         parked.answer, counted = delivery.answer(call, printed, host.clock.now())
         if counted:
-            self._track(host, Worker(printed.name, printed.label, description, not call.isolated), facts.lich_bin)
-        return printed
+            self._track(host, Worker(printed.name, printed.label, call.description, not call.isolated), parked.lich_bin)
+        return {"deny": agent_text(call.lang, "deny.spawn", label=printed.label)}
 
     async def _base(self, host: Host) -> str:
         """OPEN-BASE / BASE-NONE: the asking session's branch, or "" (detached, or git cannot answer)."""
@@ -154,9 +142,16 @@ class AgentCards:
         host.clock.after(POLL_MS, lambda: self._poll(host))
 
     async def _poll(self, host: Host) -> None:
-        """FOOTER-POLL: one ``sessions --json`` read per tick, whatever the number of workers."""
+        """FOOTER-POLL: one ``sessions --json`` read per 5 s tick, whatever the number of workers.
+
+        The next tick is armed before the read, so ticks keep a fixed period whatever the read takes;
+        a tick that finds no worker left reads nothing and arms nothing.
+        """
         self._watching = False
         state = self.store.get()
+        if not state.workers:
+            return
+        self._arm(host)
         try:
             result = await host.process.run([state.lich_bin, "sessions", "--json"])
             listed = json.loads(result.stdout) if result.exit_code == 0 else None
@@ -168,7 +163,6 @@ class AgentCards:
             if finished:
                 self.store.update(lambda s: s.without(finished))
                 host.ui.invalidate("ui.render")
-        self._arm(host)
 
     async def footer(self, host: Host, e: Event, next: Next) -> HookResult:
         """FOOTER-COUNT / FOOTER-ERRANDS: ``lich: N workers``, unless the lich line shows errands."""

@@ -5,10 +5,9 @@ rule with a ``toast`` says why to the person first. A call no rule leaves is tak
 environment lazily, so a call the first rows leave (an Explore agent, a subagent's own call) costs no
 environment read at all.
 
-``RULES`` run at ``tool.call``, before Claude Code's permission check. The last two rows run at
-``agent.spawn``, once the call was allowed (PERM-FIRST): ``AT_SPAWN`` first, so that a toast never
-announces a native agent the person then refuses, and ``AFTER_BASE`` once git gave the base branch
-(isolated calls only).
+All rows run at ``tool.call``, before the call is passed on to Claude Code's permission check, as the
+reference mod does: so the size toast comes before the dialog, and the person answering it knows the
+agent would run inside Claude Code. ``AFTER_BASE`` runs once git gave the base (isolated calls only).
 
 | clause               | leaves the call native when                                         | toast          |
 |----------------------|---------------------------------------------------------------------|----------------|
@@ -20,7 +19,7 @@ announces a native agent the person then refuses, and ``AFTER_BASE`` once git ga
 | TAKE-LICH-ENV        | LICH_BIN or LICH_SESSION_ID is unset or empty                       |                |
 | TAKE-CARDS-OFF       | LICH_SUBAGENT_CARDS=off in a worker (LICH_SUBAGENT_DEPTH above 0)   | cards_off      |
 | TAKE-CARDS-OFF       | LICH_SUBAGENT_CARDS=off anywhere else                               |                |
-| FALL-OVERSIZE        | the prompt is over 8192 UTF-8 bytes                  (at spawn)     | oversize       |
+| FALL-OVERSIZE        | the prompt is over 8192 UTF-8 bytes                                 | oversize       |
 | TAKE-OLD-LICH-WORKER | no LICH_SUBAGENT_DEPTH, isolated, and the base is under subagent/   | (after base)   |
 """
 
@@ -100,9 +99,6 @@ RULES: tuple[Rule, ...] = (
     Rule("TAKE-LICH-ENV", lambda f: not f.lich_bin or not f.session_id),
     Rule("TAKE-CARDS-OFF", lambda f: f.cards_off and f.is_worker, toast="toast.cards_off"),
     Rule("TAKE-CARDS-OFF", lambda f: f.cards_off),
-)
-
-AT_SPAWN: tuple[Rule, ...] = (
     Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes > PROMPT_LIMIT_BYTES, toast="toast.oversize"),
 )
 

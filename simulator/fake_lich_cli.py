@@ -1,0 +1,245 @@
+"""``fake-lich``: the fake lich of :mod:`simulator.lich` as a real program, its state kept in a directory.
+
+Every invocation answers one lich command line by handing it to :meth:`LichWorld.run`, so flags,
+usage errors and unknown commands behave exactly as the model says (one ``lich: …`` line on stderr
+and exit 1 for a refusal).
+
+The environment it reads:
+
+``FAKE_LICH_STATE``
+    The state directory (see :func:`create_state`): ``script.json`` holds the scenario's
+    :class:`LichScript` (as in ``LichWorld.to_json()["script"]``), ``world.json`` the world that
+    successive calls change, ``lock`` the file every call locks while it reads and writes the world.
+    Without it, or with no ``script.json`` there, no lich is running and every command answers so.
+``FAKE_LICH_NOW_MS``
+    The lich clock in ms, as the replay's virtual clock reads it. Without it: real ms since the
+    state was created.
+``FAKE_LICH_ARGV0``
+    The command name the caller used (lich prints it back in its notes); default ``sys.argv[0]``.
+``FAKE_LICH_REPORT_FD``
+    A pipe the replay passes in: once the world is saved, one JSON object ``{"ms", "hang", "child"}``
+    is written there and the pipe closed, so the caller learns how long the call takes on the
+    virtual clock, and whether it never returns.
+``FAKE_LICH_REAL_SLEEP=1``
+    ``open`` really sleeps its scripted ms before it prints (the state is saved and the report
+    written first, so parallel opens sleep side by side).
+
+A call the script makes hang saves the world, forks a child (the work it is stuck on), reports,
+prints what it has and sleeps until it is killed; the child leaves when its parent is gone.
+
+This module is imported on every lich call: it imports only the standard library it needs and the
+model, never the replay machinery.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from simulator.lich import CALL_MS, LichRun, LichScript, LichWorld
+
+__all__ = ["STATE_ENV", "StateError", "create_state", "main", "run_command", "transact"]
+
+STATE_ENV = "FAKE_LICH_STATE"
+NOW_ENV = "FAKE_LICH_NOW_MS"
+ARGV0_ENV = "FAKE_LICH_ARGV0"
+REPORT_ENV = "FAKE_LICH_REPORT_FD"
+REAL_SLEEP_ENV = "FAKE_LICH_REAL_SLEEP"
+SCRIPT_FILE, WORLD_FILE, LOCK_FILE = "script.json", "world.json", "lock"
+
+T = TypeVar("T")
+
+
+class StateError(Exception):
+    """The state directory cannot be read or written; ``str()`` is one line."""
+
+
+# --- the state directory ---------------------------------------------------------------------------
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _world_body(world: LichWorld, created_ms: int) -> str:
+    body = world.to_json()
+    del body["script"]
+    return _dump({"created_ms": created_ms, **body})
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Write ``text`` beside ``path`` and move it into place, so a reader sees the old or the new file."""
+    temp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8", "surrogatepass"))
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+
+
+def create_state(directory: str | os.PathLike[str], script: LichScript) -> str:
+    """Make ``directory`` (if needed) the state of a fresh lich running ``script``; returns its path."""
+    path = os.fspath(directory)
+    os.makedirs(path, exist_ok=True)
+    world = LichWorld(script)
+    _write_atomic(os.path.join(path, SCRIPT_FILE), _dump(world.to_json()["script"]))
+    _write_atomic(os.path.join(path, WORLD_FILE), _world_body(world, _wall_ms()))
+    return path
+
+
+def has_state(directory: str) -> bool:
+    return bool(directory) and os.path.isfile(os.path.join(directory, SCRIPT_FILE))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogatepass") as file:
+            return file.read()
+    except FileNotFoundError:
+        return None
+
+
+def transact(directory: str, work: Callable[[LichWorld, int], T]) -> T:
+    """Run ``work(world, created_ms)`` with the directory locked; save the world if it changed."""
+    try:
+        lock = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise StateError(f"cannot lock the fake lich state in {directory}: {error.strerror}") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        script_text = _read(os.path.join(directory, SCRIPT_FILE))
+        world_path = os.path.join(directory, WORLD_FILE)
+        world_text = _read(world_path)
+        if script_text is None:
+            raise StateError(f"no fake lich state in {directory}")
+        try:
+            script = json.loads(script_text)
+            saved: dict[str, Any] = json.loads(world_text) if world_text is not None else {}
+            created = int(saved.pop("created_ms", os.stat(os.path.join(directory, SCRIPT_FILE)).st_mtime_ns
+                                    // 1_000_000))
+            fresh = saved or LichWorld(LichScript()).to_json()
+            world = LichWorld.from_json({**fresh, "script": script})
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise StateError(f"the fake lich state in {directory} is damaged: {type(error).__name__}: {error}") \
+                from None
+        result = work(world, created)
+        text = _world_body(world, created)
+        if text != world_text:
+            _write_atomic(world_path, text)
+        return result
+    except OSError as error:
+        raise StateError(f"cannot use the fake lich state in {directory}: {error}") from None
+    finally:
+        os.close(lock)  # releases the lock
+
+
+# --- one call ----------------------------------------------------------------------------------------
+
+
+def _now(env: Mapping[str, str], created_ms: int) -> int:
+    given = env.get(NOW_ENV)
+    if given is None or given == "":
+        return max(0, _wall_ms() - created_ms)
+    try:
+        return int(given)
+    except ValueError:
+        raise StateError(f"{NOW_ENV} is {given!r}, not a whole number of ms") from None
+
+
+def run_command(argv: Sequence[str], env: Mapping[str, str]) -> LichRun:
+    """Answer ``argv`` (argv[0] the command name) against the state ``env`` names, or as no lich running."""
+    directory = env.get(STATE_ENV, "")
+    if not has_state(directory):
+        return LichWorld(LichScript(running=False)).run(argv, env, 0)
+    return transact(directory, lambda world, created: world.run(argv, env, _now(env, created)))
+
+
+def _write_all(fd: int, text: str) -> None:
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        pass  # nobody reads any more (a closed pipe): the answer has nowhere to go
+
+
+def _report(env: Mapping[str, str], run: LichRun, child: int | None) -> None:
+    raw = env.get(REPORT_ENV)
+    if not raw:
+        return
+    try:
+        fd = int(raw)
+    except ValueError:
+        return
+    try:
+        _write_all(fd, _dump({"ms": run.ms, "hang": run.hang, "child": child}) + "\n")
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _stuck_child(report_fd: str | None) -> int:
+    """Fork the work a hung lich waits on; it sleeps until its parent is gone."""
+    parent = os.getpid()
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the child: hold none of the caller's pipes
+        if report_fd and report_fd.isdigit():
+            os.close(int(report_fd))
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        while os.getppid() == parent:
+            time.sleep(0.5)
+    finally:
+        os._exit(0)
+
+
+def _arg(text: str) -> str:
+    """An argument as lich sees it: its bytes read as UTF-8 (undecodable bytes kept as surrogate escapes)."""
+    try:
+        return os.fsencode(text).decode("utf-8", "surrogateescape")
+    except UnicodeError:
+        return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    env = os.environ
+    args = [_arg(a) for a in (sys.argv[1:] if argv is None else argv)]
+    name = env.get(ARGV0_ENV) or (sys.argv[0] if sys.argv and sys.argv[0] else "lich")
+    try:
+        run = run_command([name, *args], env)
+    except StateError as error:
+        run = LichRun("", f"lich: {error}\n", 1, CALL_MS)
+    except Exception as error:  # never a traceback: one lich line
+        run = LichRun("", f"lich: the fake lich failed: {type(error).__name__}: {error}\n", 1, CALL_MS)
+    if run.hang:
+        child = _stuck_child(env.get(REPORT_ENV))
+        _report(env, run, child)
+        _write_all(1, run.stdout)
+        _write_all(2, run.stderr)
+        while True:
+            time.sleep(3600)
+    _report(env, run, None)
+    if env.get(REAL_SLEEP_ENV) == "1" and args[:1] == ["open"] and run.ms > 0:
+        time.sleep(run.ms / 1000)
+    _write_all(1, run.stdout)
+    _write_all(2, run.stderr)
+    return run.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
