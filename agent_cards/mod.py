@@ -34,6 +34,9 @@ from agent_cards.texts import agent_text, person_text
 
 OPEN_TIMEOUT_MS = 120_000  # lich's own limit for an open with a task: 60 + 20 + 30 s (OPEN-TIMEOUT)
 POLL_MS = 5_000  # FOOTER-POLL
+#: ``control … abort`` exits 2 when the session took the abort but has not confirmed it yet (it still goes
+#: through) and 3 when the session ended first: neither is a refusal, so neither denies TaskStop.
+CONTROL_GOES_THROUGH = frozenset({2, 3})
 
 
 @dataclass
@@ -186,7 +189,8 @@ class AgentCards:
             argv = [state.lich_bin, "control", worker.name, "abort"]
         try:
             result = await host.process.run(argv)
-            refusal = None if result.exit_code == 0 else delivery.lich_reason(result)
+            stopped = result.exit_code == 0 or (not worker.shared and result.exit_code in CONTROL_GOES_THROUGH)
+            refusal = None if stopped else delivery.lich_reason(result)
         except Exception as error:
             refusal = _reason(error)
         if refusal is not None:  # STOP-REFUSED: the worker still counts
