@@ -15,6 +15,10 @@ from typing import Any
 import yaml
 
 
+#: libyaml's parser when PyYAML has it (most wheels do): parsing is most of a replay's time otherwise.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class YamlError(Exception):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
@@ -48,7 +52,7 @@ def line_of(container: object, key: str | int) -> int:
 
 def load(text: str) -> Any:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark else 1
