@@ -1,0 +1,171 @@
+"""The mod runs on any host that implements the engine Protocols, not only on the simulator.
+
+A minimal host written here (a real asyncio loop, no simulator import) drives ``agent_cards`` through
+``register(on)`` the way a bridge to the real engine would: the hooks it registers, a taken call from
+``tool.call`` through ``agent.spawn``, and the state kept in a store the host owns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import agent_cards
+from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin, ProcessResult, Timer
+from agent_cards.state import MemoryStore, ModState
+
+OPENED = {
+    "id": "77aa", "label": "Session 5", "name": "session-5-77aa", "path": "/srv/app",
+    "delivery": {"ticket": "t1", "target": "Session 5", "status": "pending", "answer": ""},
+}
+
+
+@dataclass
+class MiniHost:
+    env_values: dict[str, str]
+    runs: list[tuple[list[str], int]] = field(default_factory=list)
+    toasts: list[str] = field(default_factory=list)
+    timers: list[tuple[int, Timer]] = field(default_factory=list)
+
+    # Host
+    @property
+    def env(self) -> MiniHost:
+        return self
+
+    @property
+    def process(self) -> MiniHost:
+        return self
+
+    @property
+    def ui(self) -> MiniHost:
+        return self
+
+    @property
+    def clock(self) -> MiniHost:
+        return self
+
+    def get(self, name: str, /) -> str | None:
+        return self.env_values.get(name)
+
+    async def run(self, argv: Sequence[str], /, *, timeout_ms: int = 30_000) -> ProcessResult:
+        self.runs.append((list(argv), timeout_ms))
+        if argv[1:2] == ["open"]:
+            return ProcessResult(0, json.dumps(OPENED) + "\n", "")
+        return ProcessResult(0, "[]\n", "")
+
+    async def toast(self, text: str, /) -> None:
+        self.toasts.append(text)
+
+    def invalidate(self, event: str, /) -> None:
+        pass
+
+    def now(self) -> int:
+        return 1_000
+
+    def after(self, ms: int, fn: Timer, /) -> None:
+        self.timers.append((ms, fn))
+
+    def every(self, ms: int, fn: Timer, /) -> None:
+        self.timers.append((ms, fn))
+
+
+@dataclass
+class MiniNext:
+    beneath: Any
+    origin: Origin = ENGINE
+    event: str = "tool.call"
+
+    @dataclass
+    class _Signal:
+        aborted: bool = False
+
+    signal: _Signal = field(default_factory=_Signal)
+
+    async def __call__(self, e: Event, /) -> HookResult:
+        result: HookResult = await self.beneath(e)
+        return result
+
+
+ENV = {"LICH_BIN": "/usr/local/bin/lich", "LICH_SESSION_ID": "ab12", "LICH_SUBAGENT_DEPTH": "0"}
+
+
+def registered(store: MemoryStore) -> dict[str, list[tuple[Any, Hook]]]:
+    hooks: dict[str, list[tuple[Any, Hook]]] = {}
+
+    def on(event: str, *args: Any) -> None:
+        matcher, hook = (None, args[0]) if len(args) == 1 else (args[0], args[1])
+        hooks.setdefault(event, []).append((matcher, hook))
+
+    agent_cards.register(on, store)
+    return hooks
+
+
+def test_register_asks_for_the_measured_hooks() -> None:
+    hooks = registered(MemoryStore())
+    assert {event: [m for m, _ in pairs] for event, pairs in hooks.items()} == {
+        "session.start": [{"isInteractive": True}],
+        "tool.call": [{"tool": "Agent"}, {"tool": "TaskStop"}],
+        "agent.spawn": [None],
+        "ui.render": [{"component": "SessionMode"}],
+    }
+
+
+@pytest.mark.asyncio
+async def test_a_taken_call_on_a_hand_written_host() -> None:
+    store = MemoryStore()
+    hooks = registered(store)
+    host = MiniHost(dict(ENV))
+    start = hooks["session.start"][0][1]
+
+    async def started(e: Event) -> HookResult:
+        return {}
+
+    await start(host, {"isInteractive": True}, MiniNext(started, event="session.start"))
+    assert store.get().interactive
+
+    spawn_hook = hooks["agent.spawn"][0][1]
+    call_hook = hooks["tool.call"][0][1]
+    spawned: list[HookResult] = []
+
+    async def permission_then_spawn(e: Event) -> HookResult:
+        async def native(e: Event) -> HookResult:
+            raise AssertionError("the native agent must not run for a taken call")
+
+        answer = await spawn_hook(host, e, MiniNext(native, event="agent.spawn"))
+        assert answer is not None
+        spawned.append(answer)
+        return {"isError": True, "text": f"Subagent spawn denied by a plugin: {answer['deny']}"}
+
+    e: Event = {"tool": "Agent", "tool_use_id": "toolu_9", "description": "Tidy", "prompt": "Tidy the docs"}
+    answer = await call_hook(host, e, MiniNext(permission_then_spawn))
+    assert answer is not None
+    assert answer["result"] == {
+        "status": "async_launched", "agentId": "session-5-77aa", "description": "Tidy",
+        "prompt": "Tidy the docs", "outputFile": "",
+    }
+    assert "Session 5" in answer["context"][0]
+    assert host.runs == [
+        (["/usr/local/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", "Tidy the docs", "--json"],
+         120_000)
+    ]
+    assert "deny" in spawned[0] and host.toasts == []
+    assert [w.name for w in store.get().workers] == ["session-5-77aa"]
+    assert [ms for ms, _ in host.timers] == [5_000]
+
+
+@pytest.mark.asyncio
+async def test_state_is_one_serializable_value_a_host_can_keep() -> None:
+    store = MemoryStore()
+    hooks = registered(store)
+    host = MiniHost(dict(ENV))
+    await hooks["session.start"][0][1](host, {"isInteractive": True}, MiniNext(lambda e: _empty()))
+    kept = json.dumps(store.get().to_json())
+    assert ModState.from_json(json.loads(kept)) == store.get()
+
+
+async def _empty() -> HookResult:
+    return {}
