@@ -64,6 +64,11 @@ class AbortSignal:
             self._waiters.append(waiter)
         return waiter
 
+    def forget(self, waiter: asyncio.Future[None]) -> None:
+        """Drop a waiter that is no longer wanted (a long-lived signal would otherwise keep them all)."""
+        with contextlib.suppress(ValueError):
+            self._waiters.remove(waiter)
+
 
 @dataclass
 class Budget:

@@ -61,6 +61,22 @@ def capped(stdout: str, stderr: str, exit_code: int) -> ProcessResult:
     )
 
 
+async def wait_unless_aborted(ms: int, signal: AbortSignal) -> None:
+    """Wait ``ms`` of (virtual) time, or less if ``signal`` is aborted first."""
+    waiter = signal.wait()
+    timer = asyncio.get_running_loop().call_later(ms / 1000, _resolve, waiter)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        signal.forget(waiter)
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class Executor(Protocol):
     async def execute(
         self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal
@@ -106,11 +122,7 @@ class VirtualExecutor:
         else:
             raise not_found(argv)
         waited = timeout_ms if ms is None else min(ms, timeout_ms)
-        aborted = signal.wait()
-        try:
-            await asyncio.wait({aborted}, timeout=waited / 1000)
-        finally:
-            aborted.cancel()
+        await wait_unless_aborted(waited, signal)
         if signal.aborted:
             raise interrupted(argv)
         if ms is None or ms > timeout_ms:
