@@ -55,7 +55,7 @@ _PT_BR: dict[str, str] = {
         "sessão lich já esteja com a tarefa; se estiver, o relatório dela ainda chega como uma nota [lich]."
     ),
     "deny.spawn": 'Em vez disso, o lich executa este agente como o card "{label}".',
-    "deny.stop_refused": 'O lich não conseguiu parar a sessão "{label}": {reason}. Ela continua em execução.',
+    "deny.stop_refused": 'O lich não conseguiu parar a sessão "{label}": {reason}.',
 }
 
 # Simplified Chinese
@@ -101,7 +101,7 @@ _ZH_CN: dict[str, str] = {
         "如果是这样，它的报告仍会以 [lich] 消息的形式送回。"
     ),
     "deny.spawn": 'lich 改为以卡片 "{label}" 的形式运行此 agent。',
-    "deny.stop_refused": 'lich 无法停止会话 "{label}"：{reason}。它仍在运行。',
+    "deny.stop_refused": 'lich 无法停止会话 "{label}"：{reason}。',
 }
 
 # Spanish
@@ -149,7 +149,7 @@ _ES: dict[str, str] = {
         "sesión lich ya tenga la tarea; si es así, su informe igualmente llegará como una nota [lich]."
     ),
     "deny.spawn": 'En su lugar, lich ejecuta este agente como la tarjeta "{label}".',
-    "deny.stop_refused": 'lich no pudo detener la sesión "{label}": {reason}. Sigue en ejecución.',
+    "deny.stop_refused": 'lich no pudo detener la sesión "{label}": {reason}.',
 }
 
 # Japanese
@@ -200,7 +200,7 @@ _JA: dict[str, str] = {
         "すでに lich セッションがタスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
     ),
     "deny.spawn": 'lich は代わりに、このエージェントをカード "{label}" として実行します。',
-    "deny.stop_refused": 'lich はセッション "{label}" を停止できませんでした: {reason}。セッションはまだ実行中です。',
+    "deny.stop_refused": 'lich はセッション "{label}" を停止できませんでした: {reason}。',
 }
 
 # Korean
@@ -248,7 +248,7 @@ _KO: dict[str, str] = {
         "작업을 맡았을 수 있으며, 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
     ),
     "deny.spawn": '대신 lich가 이 에이전트를 "{label}" 카드로 실행합니다.',
-    "deny.stop_refused": 'lich가 "{label}" 세션을 중지하지 못했습니다: {reason}. 세션은 아직 실행 중입니다.',
+    "deny.stop_refused": 'lich가 "{label}" 세션을 중지하지 못했습니다: {reason}.',
 }
 
 # Russian
@@ -296,7 +296,7 @@ _RU: dict[str, str] = {
         "взяла сессия lich; если так, её отчёт всё равно придёт в виде заметки [lich]."
     ),
     "deny.spawn": 'Вместо этого lich запускает этого агента как карточку "{label}".',
-    "deny.stop_refused": 'lich не смог остановить сессию "{label}": {reason}. Она всё ещё работает.',
+    "deny.stop_refused": 'lich не смог остановить сессию "{label}": {reason}.',
 }
 
 TRANSLATIONS: dict[str, dict[str, str]] = {

@@ -71,7 +71,26 @@ AGENT: dict[str, str] = {
     # PERM-DENY-SPAWN: what the native spawn is told; the Agent call itself answers with lich's outcome.
     "deny.spawn": 'lich runs this agent as the card "{label}" instead.',
     # STOP-REFUSED
-    "deny.stop_refused": 'lich could not stop the session "{label}": {reason}. It is still running.',
+    "deny.stop_refused": 'lich could not stop the session "{label}": {reason}.',
+    # The command hook (agent_cards.hook) can answer only with a deny, which the model reads as a hook
+    # error. These lines open that deny and say it is not a refusal; the context line (launched) or the
+    # completed text follows them.
+    "hook.launched": (
+        "This Agent call was not refused: lich took it, so no subagent runs here and it must not be "
+        "started again. The worker's agentId is {name}; TaskStop with that task_id stops it."
+    ),
+    "hook.completed": (
+        "This Agent call was not refused: lich took it, and its worker (agentId {name}) has already "
+        "answered. Its report:"
+    ),
+    "hook.stopped.shared": (
+        'TaskStop was carried out, not refused: lich closed the session "{label}" (agentId {name}), so '
+        "that worker has stopped."
+    ),
+    "hook.stopped.isolated": (
+        'TaskStop was carried out, not refused: lich stopped the turn of the session "{label}" (agentId '
+        "{name}). Its card and its worktree stay for the user."
+    ),
 }
 
 PERSON: dict[str, str] = {
@@ -86,6 +105,15 @@ PERSON: dict[str, str] = {
     "toast.not_reached": (
         'Agent "{description}" runs inside Claude Code: lich opened the card "{label}", but the task did '
         "not reach it ({reason})."
+    ),
+    # The command hook: a call it leaves to Claude Code because only Claude Code can check it.
+    "toast.hook_rule": (
+        'Agent "{description}" runs inside Claude Code: the permission rule {rule} covers it, and only '
+        "Claude Code can apply that rule."
+    ),
+    "toast.hook_plan": (
+        'Agent "{description}" runs inside Claude Code: plan mode is on, and a lich session would not be '
+        "held to it."
     ),
     "footer.workers.one": "lich: 1 worker",
     "footer.workers.many": "lich: {count} workers",
