@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import agent_cards
 from agent_cards.engine import (
@@ -33,7 +33,7 @@ from agent_cards.engine import (
 from simulator import results
 from simulator.chain import AbortSignal, Chain, Invocation
 from simulator.clock import VirtualEventLoop
-from simulator.lich import LichWorld
+from simulator.lich import Note
 from simulator.processes import Executor, host_check
 from simulator.registry import Registry
 from simulator.transcript import Transcript
@@ -42,6 +42,7 @@ MOD_PLUGIN = "agent-cards"
 STATUS_PLUGIN = "lich-status"  # lich's own status module: draws the errands part of the lich line
 AGENT_TYPES = ("general-purpose", "Explore", "Plan", "claude-code-guide", "statusline-setup")
 PARENT_MODEL = "claude-opus-5-5"
+RUN_CUT_SHORT = "still running when the scenario ended"
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,15 @@ class _Env:
 
 
 NEVER = AbortSignal()
+
+
+@runtime_checkable
+class NoteSource(Protocol):
+    """Where the host learns of lich's notes: the fake lich's world, or its state on disk (``--processes``)."""
+
+    def next_note_at(self) -> int | None: ...
+
+    def notes_due(self, until_ms: int) -> list[Note]: ...
 
 
 class BoundHost:
@@ -138,7 +148,7 @@ class FakeClaudeCode:
         loop: asyncio.AbstractEventLoop,
         session: Session,
         executor: Executor,
-        world: LichWorld | None = None,
+        world: NoteSource | None = None,
         register: Register = agent_cards.register,
     ) -> None:
         self.loop = loop
@@ -439,6 +449,9 @@ class FakeClaudeCode:
             result = await self.executor.execute(list(argv), self.session.env, timeout_ms, signal)
         except ProcessError as error:
             event.update(exit=None, stdout="", stderr="", error=str(error), ms=self.now() - started)
+            raise
+        except asyncio.CancelledError:  # the scenario ended while it ran: the event still has every field
+            event.update(exit=None, stdout="", stderr="", error=RUN_CUT_SHORT, ms=self.now() - started)
             raise
         finally:
             self._arm_notes()

@@ -89,6 +89,7 @@ class Scenario:
     env: dict[str, str]
     interactive: bool = True
     start: bool = True
+    cwd: str = "/work/app"  # the session's directory (where git runs); lich's checkout is lich.checkout
     permission: Permission = field(default_factory=Permission)
     git: GitScript = field(default_factory=GitScript)
     modes: tuple[str, ...] = ()
@@ -205,7 +206,7 @@ def _clauses(r: _Reader, top: YMap, s: Scenario, known: set[str] | None) -> None
     if value is None:
         return
     if not isinstance(value, YList) or not value:
-        r.fail(top, "clauses", "clauses: expected a non-empty list of clause ids (docs/clauses.md)")
+        r.fail(top, "clauses", "clauses: expected a non-empty list of clause ids (scenarios/clauses.yaml)")
         return
     ids = []
     for i, item in enumerate(value):
@@ -226,9 +227,10 @@ def _session(r: _Reader, top: YMap, s: Scenario) -> None:
     if m is None:
         return
     s.interactive = r.typed(m, "interactive", "session", bool, True)
+    s.cwd = r.typed(m, "cwd", "session", str, s.cwd)
     s.start = r.typed(m, "start", "session", bool, True)
-    env = m.get("env")
-    if env is not None and r.mapping(m, "env", env, "session.env", set(env) if isinstance(env, dict) else set()):
+    env = m.get("env", YMap())
+    if r.mapping(m, "env", env, "session.env", set(env) if isinstance(env, dict) else set()):
         for name, value in env.items():
             if value is None:
                 s.env.pop(name, None)
@@ -286,8 +288,8 @@ def _permission(r: _Reader, where: YMap, key: str, path: str) -> Permission | No
         return None
     (decision, detail), = p.items()
     if decision == "ask":
-        answers = {True: True, False: False, "yes": True, "no": False, "nobody": None}
-        if detail not in answers:
+        answers: dict[object, bool | None] = {True: True, False: False, "yes": True, "no": False, "nobody": None}
+        if not isinstance(detail, bool | str) or detail not in answers:
             r.fail(p, "ask", f"{path}.ask: expected yes, no or nobody, got {_show(detail)}")
             return None
         return Permission("ask", answer=answers[detail])
@@ -327,9 +329,9 @@ def _lich(r: _Reader, top: YMap, s: Scenario) -> None:
             )
         )
     s.lich["lists"] = tuple(windows)
-    stops = m.get("stops")
+    stops = m.get("stops", YMap())
     names = set(stops) if isinstance(stops, dict) else set()
-    if stops is not None and r.mapping(m, "stops", stops, "lich.stops", names):
+    if r.mapping(m, "stops", stops, "lich.stops", names):
         table = {}
         for name, item in stops.items():
             st = r.mapping(stops, name, item, f"lich.stops.{name}", {"exit", "stderr"})
@@ -433,18 +435,29 @@ def _steps(r: _Reader, top: YMap, s: Scenario) -> None:
         else:
             _simple(r, steps, i, item, path, s)
     _check_prompts(r, steps, s)
+    _check_ids(r, steps, s)
+
+
+def _check_ids(r: _Reader, steps: YList, s: Scenario) -> None:
+    """Claude Code never reuses a tool_use_id; a scenario that does would confuse the transcript."""
+    seen: set[str] = set()
+    for i, step in enumerate(s.steps):
+        for call in step.calls if isinstance(step, Calls) else ():
+            if call.id in seen:
+                r.fail(steps, i, f"steps: the call id {call.id!r} is used twice; give each call its own id")
+            seen.add(call.id)
 
 
 def _check_prompts(r: _Reader, steps: YList, s: Scenario) -> None:
     """lich answers an open by its prompt: two calls scripted differently need two prompts."""
     seen: dict[str, OpenScript] = {}
-    for step in s.steps:
+    for i, step in enumerate(s.steps):
         for call in step.calls if isinstance(step, Calls) else ():
             prompt = call.input.get("prompt")
             if call.lich is None or not isinstance(prompt, str):
                 continue
             if prompt in seen and seen[prompt] != call.lich:
-                r.fail(steps, None, f"steps: two calls with the prompt {prompt!r} are scripted differently; "
+                r.fail(steps, i, f"steps: two calls with the prompt {prompt!r} are scripted differently; "
                        "lich tells opens apart by their prompt, so give them different prompts")
             seen[prompt] = call.lich
     s.opens = seen
@@ -457,6 +470,11 @@ def _call(r: _Reader, item: YMap, path: str, counter: list[int], s: Scenario) ->
         return None
     counter[0] += 1
     call_id = r.typed(m, "id", path, str, f"toolu_{counter[0]:04d}")
+    if "taskstop" in m and ("call" in m or "tool" in m or "lich" in m):
+        extra = ", ".join(k for k in ("call", "tool", "lich") if k in m)
+        r.fail(m, "taskstop", f"{path}: a taskstop step takes no {extra} (write a TaskStop call as 'call:' with "
+               "tool: TaskStop)")
+        return None
     if "taskstop" in m:
         target = m["taskstop"]
         if not isinstance(target, str):
@@ -497,7 +515,8 @@ def _simple(r: _Reader, steps: YList, i: int, item: YMap, path: str, s: Scenario
         "esc": lambda v: v is True or v is None,
         "reload": lambda v: v is True or v is None,
         "footer": lambda v: v is True or v is None,
-        "session.start": lambda v: isinstance(v, bool) or (isinstance(v, YMap) and set(v) <= {"interactive"}),
+        "session.start": lambda v: isinstance(v, bool)
+        or (isinstance(v, YMap) and set(v) <= {"interactive"} and isinstance(v.get("interactive", True), bool)),
         "workflow": lambda v: isinstance(v, YMap) and set(v) <= {"description", "prompt"},
     }
     if action not in checks:
@@ -550,6 +569,9 @@ def _expect(r: _Reader, top: YMap, s: Scenario) -> None:
             continue
         kind = kinds[0]
         if kind.startswith("no "):
+            if count is not None:
+                r.fail(where, "count", f"{path}: 'no {kind[3:]}' already means count 0; drop count")
+                continue
             kind, count = kind[3:], 0
         if kind not in KINDS:
             hint = _nearest(kind, set(KINDS))

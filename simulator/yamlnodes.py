@@ -56,7 +56,8 @@ def load(text: str) -> Any:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark else 1
-        raise YamlError(line, f"not valid YAML: {error.problem or error.context}") from None
+        what = str(error.problem or error.context or "").splitlines()[0] if (error.problem or error.context) else ""
+        raise YamlError(line, f"not valid YAML: {what or 'cannot be read'}") from None
     except yaml.YAMLError as error:
         raise YamlError(1, f"not valid YAML: {error}") from None
     return None if node is None else _convert(node)
@@ -101,4 +102,5 @@ def _convert(node: yaml.Node) -> Any:
     try:
         return yaml.SafeLoader("").construct_object(node, deep=True)
     except yaml.YAMLError as error:
-        raise YamlError(line, f"not a valid value: {error}") from None
+        first = str(getattr(error, "problem", None) or error).splitlines()[0]
+        raise YamlError(line, f"not a valid value: {first}") from None
