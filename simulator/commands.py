@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import yaml
 
 from simulator import render
+from simulator.replay import Replay
 from simulator.replay import replay as run_replay
 from simulator.scenario import Scenario, ScenarioError, read
 
@@ -48,7 +49,8 @@ def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
 
 def replay(args: list[str]) -> int:
     as_json = "--json" in args
-    paths = [a for a in args if a != "--json"]
+    processes = "--processes" in args  # every lich and git call a real process (simulator.real_processes)
+    paths = [a for a in args if a not in ("--json", "--processes")]
     unknown = [a for a in paths if a.startswith("-")]
     if unknown or not paths:
         print(f"agent-cards replay: unknown option {unknown[0]}" if unknown else "agent-cards replay: name "
@@ -62,9 +64,14 @@ def replay(args: list[str]) -> int:
     scenarios, problems = load_all(scenario_files(paths))
     for line in problems:
         print(line, file=sys.stderr)
+    run: Callable[[Scenario], Replay] = run_replay
+    if processes:
+        from simulator.real_processes import replay_processes
+
+        run = replay_processes
     failed = False
     for scenario in scenarios:
-        result = run_replay(scenario)
+        result = run(scenario)
         failed |= not result.passed
         print(render.to_json_line(result) if as_json else render.to_text(result) + "\n")
     if problems:

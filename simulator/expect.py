@@ -5,8 +5,9 @@ matches every field; ``count: N`` asks for exactly N; ``- no run: {argv: {contai
 
 A field's matcher is a value (equal), a mapping (a partial match of an object, recursively), a list
 (equal, item by item), or an operator mapping: ``contains`` (text: substring; list: an item that
-matches, or a text item holding the text; a list of them: all), ``startswith``, ``endswith``, ``matches`` (a regular expression, searched), ``lt``/``le``/
-``gt``/``ge`` (numbers), ``absent: true`` (the field is not there), ``not`` (the inner matcher fails).
+matches, or a text item holding the text; a list of them: all), ``startswith``, ``endswith``,
+``matches`` (a regular expression, searched), ``lt``/``le``/``gt``/``ge`` (numbers), ``absent: true``
+(the field is not there), ``not`` (the inner matcher fails).
 """
 
 from __future__ import annotations

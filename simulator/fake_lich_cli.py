@@ -19,7 +19,7 @@ The environment it reads:
 ``FAKE_LICH_REPORT_FD``
     A pipe the replay passes in: once the world is saved, one JSON object ``{"ms", "hang", "child"}``
     is written there and the pipe closed, so the caller learns how long the call takes on the
-    virtual clock, and whether it never returns.
+    virtual clock, and whether it never returns (``child``: the pid of the hung call's child).
 ``FAKE_LICH_REAL_SLEEP=1``
     ``open`` really sleeps its scripted ms before it prints (the state is saved and the report
     written first, so parallel opens sleep side by side).
@@ -33,6 +33,7 @@ model, never the replay machinery.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -43,7 +44,7 @@ from typing import Any, TypeVar
 
 from simulator.lich import CALL_MS, LichRun, LichScript, LichWorld
 
-__all__ = ["STATE_ENV", "StateError", "create_state", "main", "run_command", "transact"]
+__all__ = ["STATE_ENV", "State", "StateError", "create_state", "main", "run_command", "transact"]
 
 STATE_ENV = "FAKE_LICH_STATE"
 NOW_ENV = "FAKE_LICH_NOW_MS"
@@ -59,6 +60,16 @@ class StateError(Exception):
     """The state directory cannot be read or written; ``str()`` is one line."""
 
 
+class State:
+    """What the state directory holds: the world, and when it was created (wall-clock ms)."""
+
+    __slots__ = ("created_ms", "world")
+
+    def __init__(self, world: LichWorld, created_ms: int) -> None:
+        self.world = world
+        self.created_ms = created_ms
+
+
 # --- the state directory ---------------------------------------------------------------------------
 
 
@@ -70,10 +81,10 @@ def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _world_body(world: LichWorld, created_ms: int) -> str:
-    body = world.to_json()
+def _world_body(state: State) -> str:
+    body = state.world.to_json()
     del body["script"]
-    return _dump({"created_ms": created_ms, **body})
+    return _dump({"created_ms": state.created_ms, **body})
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -93,7 +104,7 @@ def create_state(directory: str | os.PathLike[str], script: LichScript) -> str:
     os.makedirs(path, exist_ok=True)
     world = LichWorld(script)
     _write_atomic(os.path.join(path, SCRIPT_FILE), _dump(world.to_json()["script"]))
-    _write_atomic(os.path.join(path, WORLD_FILE), _world_body(world, _wall_ms()))
+    _write_atomic(os.path.join(path, WORLD_FILE), _world_body(State(world, _wall_ms())))
     return path
 
 
@@ -109,33 +120,38 @@ def _read(path: str) -> str | None:
         return None
 
 
-def transact(directory: str, work: Callable[[LichWorld, int], T]) -> T:
-    """Run ``work(world, created_ms)`` with the directory locked; save the world if it changed."""
+def _load(directory: str) -> tuple[State, str | None]:
+    script_path = os.path.join(directory, SCRIPT_FILE)
+    script_text = _read(script_path)
+    world_text = _read(os.path.join(directory, WORLD_FILE))
+    if script_text is None:
+        raise StateError(f"no fake lich state in {directory}")
+    try:
+        script = json.loads(script_text)
+        saved: dict[str, Any] = json.loads(world_text) if world_text is not None else {}
+        created = saved.pop("created_ms", None)
+        fresh = saved or LichWorld(LichScript()).to_json()
+        world = LichWorld.from_json({**fresh, "script": script})
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise StateError(f"the fake lich state in {directory} is damaged: {type(error).__name__}: {error}") from None
+    if not isinstance(created, int):
+        created = os.stat(script_path).st_mtime_ns // 1_000_000
+    return State(world, created), world_text
+
+
+def transact(directory: str, work: Callable[[State], T]) -> T:
+    """Run ``work`` on the state with the directory locked, and save the world if it changed."""
     try:
         lock = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
         raise StateError(f"cannot lock the fake lich state in {directory}: {error.strerror}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        script_text = _read(os.path.join(directory, SCRIPT_FILE))
-        world_path = os.path.join(directory, WORLD_FILE)
-        world_text = _read(world_path)
-        if script_text is None:
-            raise StateError(f"no fake lich state in {directory}")
-        try:
-            script = json.loads(script_text)
-            saved: dict[str, Any] = json.loads(world_text) if world_text is not None else {}
-            created = int(saved.pop("created_ms", os.stat(os.path.join(directory, SCRIPT_FILE)).st_mtime_ns
-                                    // 1_000_000))
-            fresh = saved or LichWorld(LichScript()).to_json()
-            world = LichWorld.from_json({**fresh, "script": script})
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise StateError(f"the fake lich state in {directory} is damaged: {type(error).__name__}: {error}") \
-                from None
-        result = work(world, created)
-        text = _world_body(world, created)
-        if text != world_text:
-            _write_atomic(world_path, text)
+        state, text = _load(directory)
+        result = work(state)
+        changed = _world_body(state)
+        if changed != text:
+            _write_atomic(os.path.join(directory, WORLD_FILE), changed)
         return result
     except OSError as error:
         raise StateError(f"cannot use the fake lich state in {directory}: {error}") from None
@@ -161,7 +177,7 @@ def run_command(argv: Sequence[str], env: Mapping[str, str]) -> LichRun:
     directory = env.get(STATE_ENV, "")
     if not has_state(directory):
         return LichWorld(LichScript(running=False)).run(argv, env, 0)
-    return transact(directory, lambda world, created: world.run(argv, env, _now(env, created)))
+    return transact(directory, lambda state: state.world.run(argv, env, _now(env, state.created_ms)))
 
 
 def _write_all(fd: int, text: str) -> None:
@@ -184,10 +200,8 @@ def _report(env: Mapping[str, str], run: LichRun, child: int | None) -> None:
     try:
         _write_all(fd, _dump({"ms": run.ms, "hang": run.hang, "child": child}) + "\n")
     finally:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 def _stuck_child(report_fd: str | None) -> int:

@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 
-
 #: libyaml's parser when PyYAML has it (most wheels do): parsing is most of a replay's time otherwise.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

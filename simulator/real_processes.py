@@ -1,0 +1,391 @@
+"""``replay --processes``: the same scenarios, with every lich and git call run as a real process.
+
+:class:`ProcessExecutor` is the :class:`~simulator.processes.Executor` of this mode. The mod's argv is
+recorded as given; only at execution is ``$LICH_BIN`` swapped for the ``fake-lich`` program, whose state
+lives in a directory of the scenario's own (:mod:`simulator.fake_lich_cli`), and ``git`` runs for real
+in a scratch repository built from the scenario's ``session.git``. Time stays virtual:
+
+- fake-lich is told the virtual time (``FAKE_LICH_NOW_MS``) and, once it has saved the world, reports
+  how long its call takes on that clock and whether it hangs (``FAKE_LICH_REPORT_FD``). The executor
+  starts the process and reads that report before it yields, as the in-process mode runs the model
+  before it yields; then it waits that long on the virtual clock exactly as
+  :class:`~simulator.processes.VirtualExecutor` does. So the world changes, and timers are set, in
+  the same order in both modes, which is what keeps the order of same-instant events alike.
+- the rest of the process (a real sleep, its output, its exit) is collected through
+  :meth:`VirtualEventLoop.run_real`, in a thread: the virtual clock stands still until it is in,
+  and the real sleeps of calls made together overlap.
+- a hung lich keeps running for real while the virtual wait goes on; at the virtual timeout, on Esc,
+  or when the scenario ends, its whole process group is killed.
+
+Every scratch directory lives in one temporary directory removed at the end, and every process
+started is stopped. docs/real-processes.md lists what differs from the in-process mode and how
+:func:`comparable` evens it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import os
+import select
+import shutil
+import signal as signals
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from agent_cards.engine import ProcessResult
+from simulator.chain import AbortSignal
+from simulator.clock import VirtualEventLoop
+from simulator.fake_lich_cli import (
+    ARGV0_ENV,
+    NOW_ENV,
+    REAL_SLEEP_ENV,
+    REPORT_ENV,
+    STATE_ENV,
+    create_state,
+    transact,
+)
+from simulator.lich import CALL_MS, LichWorld, Note
+from simulator.processes import GIT_MS, GitScript, capped, interrupted, not_found, timed_out
+from simulator.replay import Replay, replay
+from simulator.scenario import Scenario
+
+__all__ = ["ProcessExecutor", "ProcessRuns", "SetupError", "comparable", "replay_processes"]
+
+#: Real seconds a process may take for work that stands for no real time; then it is killed.
+REAL_LIMIT_S = 60.0
+#: Environment names a scenario's session decides: never inherited from the caller's environment.
+_OWN_PREFIXES = ("LICH_", "FAKE_LICH_", "GIT_")
+
+
+class SetupError(Exception):
+    """The real-process mode cannot run here (no ``fake-lich``, no git, a branch git refuses)."""
+
+
+@dataclass(frozen=True)
+class HungRun:
+    """A lich call that hung: its process and the child it forked, both killed when the call gave up."""
+
+    pid: int
+    child: int | None
+
+
+def fake_lich_program() -> str:
+    """The ``fake-lich`` console script of this installation."""
+    beside = Path(sys.executable).parent / "fake-lich"
+    found = str(beside) if beside.is_file() else shutil.which("fake-lich")
+    if found is None:
+        raise SetupError("the fake-lich program is not installed beside this Python (pip install -e .)")
+    return found
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+class ProcessExecutor:
+    """Runs one scenario's lich and git calls as real processes, on virtual time (see the module's doc).
+
+    A call does what the in-process mode's call does, in the same order: it starts its process and,
+    for lich, reads the report (the world is changed by then), all before it yields; then it waits on
+    the virtual clock. So calls change the world, and set their timers, exactly when and in the order
+    the in-process mode does, and transcripts come out alike. What the process does after its report
+    (a real sleep, printing, exiting) is collected in a thread, and the virtual clock stands still
+    until it is in.
+    """
+
+    def __init__(
+        self,
+        loop: VirtualEventLoop,
+        scratch: Path,
+        scenario: Scenario,
+        world: LichWorld,
+        *,
+        program: str,
+        git_dir: str,
+        real_sleep: bool = False,
+    ) -> None:
+        self.loop = loop
+        self.program = program
+        self.real_sleep = real_sleep
+        self.git = scenario.git
+        self.lich_installed = scenario.lich_installed
+        self.hung: list[HungRun] = []
+        scratch.mkdir(parents=True)
+        self.scratch = scratch
+        self.state = create_state(scratch / "lich", world.script)
+        self.absent = str(scratch / "absent" / "program")  # never created: what no program runs as
+        self.git_cwd, self.git_env = _git_workspace(scratch, self.git, git_dir)
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._closed = False
+
+    def _now(self) -> int:
+        return round(self.loop.time() * 1000)
+
+    # -- the Executor protocol -----------------------------------------------------------------------
+
+    async def execute(
+        self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal
+    ) -> ProcessResult:
+        if argv[0] == "git":
+            proc = self._spawn([*argv], {**env, **self.git_env}, self.git_cwd)
+            if proc is None:
+                raise not_found(argv)
+            ms, hang, limit = GIT_MS, False, REAL_LIMIT_S
+        elif argv[0] == env.get("LICH_BIN") and self.lich_installed:
+            proc, ms, hang = self._start_lich(argv, env)
+            limit = REAL_LIMIT_S + (ms / 1000 if self.real_sleep else 0)
+        else:
+            self._spawn([self.absent, *argv[1:]], dict(env), self.scratch)
+            raise not_found(argv)
+        collecting = None if hang else asyncio.ensure_future(self.loop.run_real(lambda: self._finish(proc, limit)))
+        waited = timeout_ms if hang else min(ms, timeout_ms)
+        aborted = signal.wait()
+        try:
+            await asyncio.wait({aborted}, timeout=waited / 1000)
+        finally:
+            aborted.cancel()
+            if hang:
+                self._kill(proc)  # a real timeout (or Esc) kills the real process and its children
+            elif collecting is not None and not collecting.done() and (signal.aborted or ms > timeout_ms):
+                collecting.cancel()  # its output is not wanted; the process ends by itself (or at close)
+        if signal.aborted:
+            raise interrupted(argv)
+        if hang or ms > timeout_ms:
+            raise timed_out(argv, timeout_ms)
+        assert collecting is not None
+        exit_code, stdout, stderr = await collecting  # already in: the clock stood still until it was
+        return capped(stdout, stderr, exit_code)
+
+    # -- the notes the host types at the prompt: read from the lich's state ----------------------------
+
+    def next_note_at(self) -> int | None:
+        return transact(self.state, lambda state: state.world.next_note_at())
+
+    def notes_due(self, until_ms: int) -> list[Note]:
+        return transact(self.state, lambda state: state.world.notes_due(until_ms))
+
+    # -- lich --------------------------------------------------------------------------------------------
+
+    def _start_lich(self, argv: list[str], env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], int, bool]:
+        """Start fake-lich for ``argv`` and read its report: the process, its virtual ms, whether it hangs."""
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
+        child_env |= {**env, STATE_ENV: self.state, NOW_ENV: str(self._now()), ARGV0_ENV: argv[0]}
+        if self.real_sleep:
+            child_env[REAL_SLEEP_ENV] = "1"
+        read_end, write_end = os.pipe()
+        try:
+            proc = self._spawn([self.program, *argv[1:]], {**child_env, REPORT_ENV: str(write_end)}, self.scratch,
+                               pass_fds=(write_end,))
+        finally:
+            os.close(write_end)
+        try:
+            if proc is None:
+                raise not_found(argv)  # the fake-lich program went away (or the replay is over)
+            raw = _read_to_end(read_end, time.monotonic() + REAL_LIMIT_S)
+        finally:
+            os.close(read_end)
+        try:
+            report = json.loads(raw) if raw else None
+        except ValueError:
+            report = None
+        if not isinstance(report, dict):
+            report = {}
+            self._kill(proc)  # it said nothing in time: whatever it would still do, it does not
+        ms = report.get("ms")
+        ms = ms if isinstance(ms, int) else CALL_MS
+        if report.get("hang") is True:
+            child = report.get("child")
+            self.hung.append(HungRun(proc.pid, child if isinstance(child, int) else None))
+            return proc, ms, True
+        return proc, ms, False
+
+    # -- processes ---------------------------------------------------------------------------------------
+
+    def _spawn(
+        self, command: list[str], env: Mapping[str, str], cwd: Path, pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen[bytes] | None:
+        """Start a program in a process group of its own; None when there is no such program."""
+        with self._lock:
+            if self._closed:
+                return None  # the replay is over: nothing starts any more
+            try:
+                proc = subprocess.Popen(
+                    command, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
+                )
+            except FileNotFoundError:
+                return None
+            self._live.add(proc)
+        return proc
+
+    def _finish(self, proc: subprocess.Popen[bytes], limit_s: float) -> tuple[int, str, str]:
+        """(A thread.) A process's exit code and output; one that overruns ``limit_s`` is killed."""
+        try:
+            stdout, stderr = proc.communicate(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            self._kill(proc)
+            stdout, stderr = b"", b""
+        with self._lock:
+            self._live.discard(proc)
+        return proc.returncode, _decode(stdout), _decode(stderr)
+
+    def _kill(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kill a process and everything in its process group, and reap it."""
+        with self._lock:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signals.SIGKILL)
+        try:
+            proc.communicate(timeout=10)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            proc.kill()
+            proc.wait()
+        with self._lock:
+            self._live.discard(proc)
+
+    def close(self) -> None:
+        """Stop whatever still runs (a hung lich the scenario left behind); nothing starts afterwards."""
+        with self._lock:
+            self._closed = True
+            live = list(self._live)
+        for proc in live:
+            self._kill(proc)
+
+
+def _read_to_end(fd: int, deadline: float) -> bytes:
+    """Read a pipe until its writer closes it, or until ``deadline`` (monotonic seconds)."""
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _git_workspace(scratch: Path, script: GitScript, git_dir: str) -> tuple[Path, dict[str, str]]:
+    """The directory git runs in for this scenario, and its environment.
+
+    A branch: a repository on that branch with one commit. A detached HEAD: the same, detached. A
+    failing git: a directory outside any repository. Git missing: a PATH without git.
+    """
+    home = scratch / "home"
+    no_git = scratch / "no-git"
+    home.mkdir()
+    no_git.mkdir()
+    env = {
+        "PATH": str(no_git) if script.missing else git_dir,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CEILING_DIRECTORIES": str(scratch),
+        "LC_ALL": "C",
+    }
+    if script.missing:
+        return scratch, env
+    if script.exit != 0:
+        outside = scratch / "not-a-repository"
+        outside.mkdir()
+        return outside, env
+    repo = scratch / "repo"
+    repo.mkdir()
+    commit = ["git", "-c", "user.name=agent-cards", "-c", "user.email=replay@agent-cards.invalid", "commit", "-q",
+              "--allow-empty", "-m", "scenario"]
+    steps = [["git", "init", "-q", "-b", script.branch or "main"], commit]
+    if not script.branch:
+        steps.append(["git", "checkout", "-q", "--detach"])
+    for step in steps:
+        done = subprocess.run(step, cwd=repo, env=env, capture_output=True, check=False)
+        if done.returncode != 0:
+            why = (_decode(done.stderr).strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            raise SetupError(f"git cannot make a repository on branch {script.branch!r}: {why}")
+    return repo, env
+
+
+class ProcessRuns:
+    """The :data:`~simulator.replay.ExecutorFactory` of ``replay --processes``, and what it leaves behind.
+
+    Use it as a context manager: every scenario replayed through it gets a scratch directory in one
+    temporary directory, and on leaving, every process still running is killed and the directory removed.
+    ``real_sleep`` makes fake-lich's opens really sleep their scripted ms.
+    """
+
+    def __init__(self, *, real_sleep: bool = False) -> None:
+        self.real_sleep = real_sleep
+        self.program = fake_lich_program()
+        git = shutil.which("git")
+        if git is None:
+            raise SetupError("git is not on PATH: replay --processes runs the real git")
+        self.git_dir = str(Path(git).parent)
+        self.executors: list[ProcessExecutor] = []
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> ProcessRuns:
+        self._scratch = tempfile.TemporaryDirectory(prefix="agent-cards-processes-")
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        for executor in self.executors:
+            executor.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def __call__(self, scenario: Scenario, world: LichWorld, loop: VirtualEventLoop) -> ProcessExecutor:
+        if self._scratch is None:
+            raise RuntimeError("ProcessRuns makes executors only inside its with block")
+        scratch = Path(self._scratch.name) / f"scenario-{len(self.executors) + 1}"
+        executor = ProcessExecutor(
+            loop, scratch, scenario, world, program=self.program, git_dir=self.git_dir, real_sleep=self.real_sleep
+        )
+        self.executors.append(executor)
+        return executor
+
+
+def replay_processes(scenario: Scenario, *, real_sleep: bool = False) -> Replay:
+    """Replay ``scenario`` with real processes; a mode that cannot run here is a failure of the result."""
+    try:
+        with ProcessRuns(real_sleep=real_sleep) as runs:
+            return replay(scenario, executor=runs)
+    except SetupError as error:
+        return Replay(scenario.file, scenario.title, scenario.clauses, [], [f"replay --processes: {error}"])
+
+
+def comparable(result: Replay) -> dict[str, Any]:
+    """The replay's JSON with what real git answers differently put in one form (docs/real-processes.md).
+
+    - a git run that failed: its exit is ``"non-zero"`` and its stderr ``"<git's error>"`` (real git
+      exits 128 with its own words; a scenario may script any code and text);
+    - a git run that printed only an empty line prints nothing (real git on a detached HEAD prints
+      nothing; the scripted git prints an empty line).
+    """
+    data = copy.deepcopy(result.to_json())
+    for event in data["events"]:
+        argv = event.get("argv")
+        if event.get("kind") != "run" or not isinstance(argv, list) or argv[:1] != ["git"]:
+            continue
+        if isinstance(event.get("exit"), int) and event["exit"] != 0:
+            event["exit"], event["stderr"] = "non-zero", "<git's error>"
+        elif event.get("stdout") == "\n":
+            event["stdout"] = ""
+    return data
