@@ -53,7 +53,8 @@ class ModState:
         if not isinstance(data, dict):
             return cls()
         workers = []
-        for item in data.get("workers") or []:
+        listed = data.get("workers")
+        for item in listed if isinstance(listed, list) else []:
             if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
                 workers.append(
                     Worker(

@@ -1,0 +1,421 @@
+"""simulator/host.py: the fake Claude Code, driven directly with small test mods (and the real one).
+
+The pipeline of an Agent call: tool.call hooks → permission check → agent.spawn hooks → the native agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import agent_cards
+from agent_cards.engine import Event, HookResult, ProcessError
+from simulator import results
+from simulator.clock import VirtualEventLoop
+from simulator.host import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
+from simulator.lich import LichScript, LichWorld, OpenScript
+from simulator.processes import GitScript, VirtualExecutor
+from simulator.scenario import DEFAULT_ENV
+
+BIN = DEFAULT_ENV["LICH_BIN"]
+AGENT = {"description": "Fix the auth flow", "prompt": "Fix the login form"}
+OPEN_ARGV = [BIN, "open", "--kind", "claude", "--subagent", "--prompt", "Fix the login form", "--json"]
+
+
+def replay(
+    body: Callable[[FakeClaudeCode], Awaitable[None]],
+    register: Register = agent_cards.register,
+    script: LichScript | None = None,
+) -> FakeClaudeCode:
+    """Build the host as the replay does, run ``body`` on virtual time, close the host."""
+    loop = VirtualEventLoop()
+    world = LichWorld(script or LichScript())
+    executor = VirtualExecutor(world, GitScript(), True, lambda: round(loop.time() * 1000))
+    host = FakeClaudeCode(loop, Session(env=dict(DEFAULT_ENV)), executor, world, register)
+
+    async def run() -> None:
+        try:
+            await body(host)
+            await host.settle()  # footer redraws that are due land, as at a scenario's end
+        finally:
+            await host.close()
+
+    try:
+        loop.run_until_complete(run())
+    finally:
+        loop.close()
+    return host
+
+
+def kinds(host: FakeClaudeCode) -> list[str]:
+    return [e["kind"] for e in host.transcript.events]
+
+
+@dataclass
+class Spy:
+    """A tiny test mod: records what its hooks saw; each hook passes the event on (``next``)."""
+
+    spawns: list[Event] = field(default_factory=list)
+    calls: list[Event] = field(default_factory=list)
+    spawn_answer: HookResult | None = None  # answer agent.spawn with this instead of passing it on
+
+    async def on_call(self, host: Any, e: Event, next: Any) -> HookResult:
+        self.calls.append(e)
+        return dict(await next(e))
+
+    async def on_spawn(self, host: Any, e: Event, next: Any) -> HookResult:
+        self.spawns.append(e)
+        if self.spawn_answer is not None:
+            return self.spawn_answer
+        return dict(await next(e))
+
+
+def spy_register(spy: Spy) -> Register:
+    def register(on: Any) -> Spy:
+        on("tool.call", spy.on_call)
+        on("agent.spawn", spy.on_spawn)
+        return spy
+
+    return register
+
+
+# --- the permission check ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("permission", "via", "refusal"),
+    [
+        (Permission("allow"), "mode", None),
+        (Permission("ask", answer=True), "dialog", None),
+        (Permission("deny"), "rule", results.RULE_DENIED),
+        (Permission("deny", reason="Agent is denied in settings"), "rule", "Agent is denied in settings"),
+        (Permission("ask", answer=False), "dialog", results.USER_REJECTED),
+        (Permission("ask"), "dialog", results.PERMISSION_DENIED_NOBODY),
+        (Permission("hook-deny", reason="no agents today"), "hook", results.hook_error("no agents today")),
+        (Permission("hook-deny"), "hook", results.hook_error("Blocked by hook")),
+    ],
+)
+def test_permission_outcomes(permission: Permission, via: str, refusal: str | None) -> None:
+    spy = Spy()
+    answers: list[dict[str, Any]] = []
+
+    async def body(host: FakeClaudeCode) -> None:
+        answers.append(await host.call("Agent", dict(AGENT), "toolu_1", permission=permission))
+
+    host = replay(body, spy_register(spy))
+    (checked,) = host.transcript.of("permission")
+    assert checked["via"] == via
+    assert len(spy.calls) == 1  # tool.call hooks run before the permission check, whatever it says
+    if refusal is None:
+        assert checked["outcome"] == "allow"
+        assert answers[0]["result"]["status"] == "async_launched"
+        assert len(spy.spawns) == 1 and spy.spawns[0]["tool_use_id"] == "toolu_1"
+        assert kinds(host) == ["call", "permission", "native", "spawn", "answer"]
+    else:
+        assert checked["outcome"] == "deny"
+        assert answers[0]["error"] == refusal
+        assert spy.spawns == []  # a refused call never raises agent.spawn
+        assert kinds(host) == ["call", "permission", "answer"]
+
+
+@pytest.mark.parametrize("isolation", [None, "worktree"])
+def test_a_refused_call_opens_nothing_in_lich(isolation: str | None) -> None:
+    """PERM-REFUSED with the real mod: no lich process runs (only git, for an isolated call)."""
+    tool_input = dict(AGENT, isolation=isolation) if isolation else dict(AGENT)
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.start_session(True)
+        await host.call("Agent", tool_input, "toolu_1", permission=Permission("ask", answer=False))
+
+    host = replay(body)
+    runs = [e["argv"] for e in host.transcript.of("run")]
+    assert runs == ([["git", "branch", "--show-current"]] if isolation else [])
+    assert host.transcript.of("spawn") == []
+    assert host.transcript.of("answer")[0]["error"] == results.USER_REJECTED
+
+
+# --- agent.spawn ----------------------------------------------------------------------------------------------
+
+
+def test_a_deny_at_agent_spawn_is_the_agent_tools_error() -> None:
+    spy = Spy(spawn_answer={"deny": "not here"})
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    host = replay(body, spy_register(spy))
+    (answer,) = host.transcript.of("answer")
+    assert answer["error"] == results.spawn_denied("not here") == "Subagent spawn denied by a plugin: not here"
+    assert "result" not in answer
+    assert host.transcript.of("spawn")[0]["answer"] == {"deny": "not here"}
+    assert host.transcript.of("native") == []  # no native agent
+
+
+def test_the_spawn_event_carries_the_call() -> None:
+    spy = Spy()
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.call("Agent", dict(AGENT, model="haiku"), "toolu_7")
+
+    replay(body, spy_register(spy))
+    (spawn,) = spy.spawns
+    assert spawn["tool_use_id"] == "toolu_7"
+    assert (spawn["description"], spawn["prompt"], spawn["model"]) == (AGENT["description"], AGENT["prompt"], "haiku")
+    assert spawn["subagentType"] == "general-purpose"
+    assert spawn["provider"] == {"plugin": "engine", "tier": "core"}
+    assert spawn["background"] is True and "parentAgentId" not in spawn and "isolation" not in spawn
+
+
+def test_the_real_mod_answers_with_lichs_outcome_instead_of_the_spawn_error() -> None:
+    """PERM-DENY-SPAWN: the mod denies the spawn, then replaces the error with the answer it parked."""
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.start_session(True)
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    host = replay(body)
+    (spawn,) = host.transcript.of("spawn")
+    assert isinstance(spawn["answer"].get("deny"), str)
+    (answer,) = host.transcript.of("answer")
+    assert answer["result"]["status"] == "async_launched"
+    assert "error" not in answer
+    assert [e["argv"] for e in host.transcript.of("run")] == [OPEN_ARGV]
+    assert host.transcript.of("native") == []
+
+
+def test_an_unknown_agent_type_keeps_claude_codes_own_error_and_spawns_nothing() -> None:
+    spy = Spy()
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.call("Agent", dict(AGENT, subagent_type="nobody"), "toolu_1")
+
+    host = replay(body, spy_register(spy))
+    assert host.transcript.of("answer")[0]["error"].startswith("Agent type 'nobody' not found.")
+    assert spy.spawns == []
+
+
+# --- Esc --------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Opener:
+    """A test mod whose Agent hook runs ``lich open`` itself and answers with how it ended."""
+
+    signals: list[Any] = field(default_factory=list)
+
+    async def on_call(self, host: Any, e: Event, next: Any) -> HookResult:
+        self.signals.append(next.signal)
+        try:
+            result = await host.process.run(OPEN_ARGV, timeout_ms=120_000)
+        except ProcessError as error:
+            return {"deny": f"{error.kind}: {error}"}
+        return {"result": result.stdout}
+
+    def register(self, on: Any) -> Opener:
+        on("tool.call", {"tool": "Agent"}, self.on_call)
+        return self
+
+
+def test_esc_aborts_the_signal_of_an_in_flight_call() -> None:
+    opener = Opener()
+    answers: list[dict[str, Any]] = []
+
+    async def body(host: FakeClaudeCode) -> None:
+        host.loop.call_later(3, host.esc)  # while the open (which hangs) runs
+        answers.append(await host.call("Agent", dict(AGENT), "toolu_1"))
+        answers.append(await host.call("Agent", dict(AGENT), "toolu_2"))
+
+    host = replay(body, opener.register, LichScript(opens=(OpenScript(hang=True), OpenScript(ms=500))))
+    assert answers[0]["deny"] == "aborted: $.process.run(lich) aborted: the call it ran for was interrupted"
+    assert answers[0]["t"] == 3000
+    assert opener.signals[0].aborted
+    assert not opener.signals[1].aborted  # Esc ends that turn only: the next call runs
+    assert "result" in answers[1] and answers[1]["t"] == 3500
+    assert [e["t"] for e in host.transcript.of("esc")] == [3000]
+
+
+def test_without_esc_a_hanging_open_times_out_and_the_budget_stood_still() -> None:
+    """The hook waited two minutes on a host call: no budget overrun, no report."""
+    opener = Opener()
+    answers: list[dict[str, Any]] = []
+
+    async def body(host: FakeClaudeCode) -> None:
+        answers.append(await host.call("Agent", dict(AGENT), "toolu_1"))
+
+    host = replay(body, opener.register, LichScript(opens=(OpenScript(hang=True),)))
+    assert answers[0]["deny"] == "timeout: $.process.run(lich) aborted: still running after 120000ms"
+    assert answers[0]["t"] == 120_000
+    assert host.transcript.of("report") == []
+    assert not opener.signals[0].aborted
+
+
+def test_a_hook_that_overruns_on_its_own_time_is_reported_and_skipped() -> None:
+    async def slow(host: Any, e: Event, next: Any) -> HookResult:
+        await asyncio.sleep(11)
+        return {"deny": "too late"}
+
+    def register(on: Any) -> None:
+        on("tool.call", {"tool": "Agent"}, slow)
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    host = replay(body, register)
+    (report,) = host.transcript.of("report")
+    assert report["text"] == f"{MOD_PLUGIN}'s tool.call hook was skipped: {MOD_PLUGIN}: exceeded 10000ms budget"
+    assert report["t"] == 10_000
+    answer = host.transcript.of("answer")[0]
+    assert answer["result"]["status"] == "async_launched"  # fail-open: the native agent ran
+    assert answer["t"] == 10_000
+
+
+# --- reload ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Ticker:
+    """One instance per load of the test module: its hook arms an ``every`` and an ``after`` timer."""
+
+    calls: list[str] = field(default_factory=list)
+    ticks: list[int] = field(default_factory=list)
+    afters: list[int] = field(default_factory=list)
+
+    async def on_call(self, host: Any, e: Event, next: Any) -> HookResult:
+        self.calls.append(str(e["tool_use_id"]))
+        clock = host.clock
+
+        async def tick() -> None:
+            self.ticks.append(clock.now())
+
+        async def after() -> None:
+            self.afters.append(clock.now())
+
+        clock.every(1000, tick)
+        clock.after(5000, after)
+        return dict(await next(e))
+
+
+def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
+    loads: list[Ticker] = []
+
+    def register(on: Any) -> Ticker:
+        loads.append(Ticker())
+        on("tool.call", {"tool": "Agent"}, loads[-1].on_call)
+        return loads[-1]
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.call("Agent", dict(AGENT), "toolu_1")
+        await asyncio.sleep(3.5)
+        host.reload()
+        await asyncio.sleep(10)
+        await host.call("Agent", dict(AGENT), "toolu_2")
+        await asyncio.sleep(1.5)
+
+    host = replay(body, register)
+    old, new = loads
+    assert old.calls == ["toolu_1"] and new.calls == ["toolu_2"]
+    assert old.ticks == [1000, 2000, 3000]  # stopped at the reload (t=3500)
+    assert old.afters == []  # its 5 s timer was due after the reload
+    assert new.ticks == [14500]
+    assert host.mod is new
+    assert host.transcript.of("reload")[0]["t"] == 3500
+
+
+def test_the_real_mod_reloads_without_registering_twice() -> None:
+    async def body(host: FakeClaudeCode) -> None:
+        first = host.mod
+        host.reload()
+        host.reload()
+        assert host.mod is not first
+
+    host = replay(body)
+    spawn_hooks = host.registry.chain("agent.spawn", {"tool_use_id": "x"})
+    assert [r.plugin for r in spawn_hooks] == [MOD_PLUGIN]
+
+
+def test_reload_forgets_the_session_is_interactive() -> None:
+    async def body(host: FakeClaudeCode) -> None:
+        await host.start_session(True)
+        host.reload()
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    host = replay(body)
+    assert host.transcript.of("run") == []  # native: no lich open
+    assert host.transcript.of("native")[0]["tool"] == "Agent"
+
+
+# --- workflows ---------------------------------------------------------------------------------------------------
+
+
+def test_workflow_steps_raise_agent_spawn_without_tool_call() -> None:
+    spy = Spy()
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.workflow_step("Step one", "Do step one", 1)
+
+    host = replay(body, spy_register(spy))
+    assert spy.calls == []
+    (spawn,) = spy.spawns
+    assert spawn["workflow"] == {"runId": "run_1", "agentIndex": 1}
+    assert (spawn["description"], spawn["prompt"]) == ("Step one", "Do step one")
+    assert kinds(host) == ["native", "spawn"]
+
+
+def test_workflow_steps_stay_native_under_the_real_mod() -> None:
+    async def body(host: FakeClaudeCode) -> None:
+        await host.start_session(True)
+        await host.workflow_step("Step one", "Do step one", 1)
+
+    host = replay(body)
+    assert host.transcript.of("run") == []
+    assert host.transcript.of("call") == []
+    assert "agentId" in host.transcript.of("spawn")[0]["answer"]
+
+
+# --- the host a hook sees -------------------------------------------------------------------------------------
+
+
+def test_the_bound_host_reads_env_toasts_and_tells_time() -> None:
+    seen: list[Any] = []
+
+    async def hook(host: Any, e: Event, next: Any) -> HookResult:
+        await asyncio.sleep(2)
+        seen.extend([host.env.get("LICH_BIN"), host.env.get("NOT_SET"), host.clock.now()])
+        await host.ui.toast("hello")
+        return {"result": "ok"}
+
+    def register(on: Any) -> None:
+        on("tool.call", {"tool": "Agent"}, hook)
+
+    async def body(host: FakeClaudeCode) -> None:
+        await asyncio.sleep(1)
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    host = replay(body, register)
+    assert seen == [BIN, None, 3000]
+    assert host.transcript.of("toast") == [{"t": 3000, "kind": "toast", "text": "hello"}]
+
+
+def test_a_host_check_refuses_a_bad_argv() -> None:
+    errors: list[str] = []
+
+    async def hook(host: Any, e: Event, next: Any) -> HookResult:
+        for argv, timeout in (([], 1000), ("lich", 1000), (["git"], 0), (["git"], 600_001)):
+            try:
+                await host.process.run(argv, timeout_ms=timeout)
+            except ProcessError as error:
+                errors.append(error.kind)
+        return {"result": "ok"}
+
+    def register(on: Any) -> None:
+        on("tool.call", {"tool": "Agent"}, hook)
+
+    async def body(host: FakeClaudeCode) -> None:
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    replay(body, register)
+    assert errors == ["host", "host", "host", "host"]

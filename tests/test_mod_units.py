@@ -1,0 +1,417 @@
+"""Units of the mod's core: the take-or-leave table (rules), what ``lich open`` printed and the answer it
+decides (delivery), and the serializable state (state)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_cards import rules
+from agent_cards.delivery import Call, NotOpened, Opened, answer, read_open
+from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
+from agent_cards.state import MemoryStore, ModState, Worker
+from agent_cards.texts import AGENT
+
+# --- rules ---------------------------------------------------------------------------------------------------
+
+TAKEN_ENV = {"LICH_BIN": "/opt/lich/bin/lich", "LICH_SESSION_ID": "3c4d", "LICH_SUBAGENT_DEPTH": "0"}
+TAKEN_CALL: Event = {"tool": "Agent", "tool_use_id": "toolu_1", "description": "d", "prompt": "p"}
+
+
+class RecordingEnv:
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+        self.read: list[str] = []
+
+    def get(self, name: str, /) -> str | None:
+        self.read.append(name)
+        return self.values.get(name)
+
+
+def facts(
+    e: Event | None = None,
+    env: dict[str, str] | None = None,
+    origin: Origin = ENGINE,
+    interactive: bool = True,
+    base: str = "",
+) -> rules.Facts:
+    return rules.Facts(dict(TAKEN_CALL if e is None else e), origin, interactive,
+                       RecordingEnv(dict(TAKEN_ENV if env is None else env)), base)
+
+
+def test_the_rules_run_in_the_specs_order() -> None:
+    assert [(r.clause, r.toast) for r in rules.RULES] == [
+        ("TAKE-INTERACTIVE", None),
+        ("TAKE-ORIGIN", None),
+        ("TAKE-TYPE", None),
+        ("TAKE-TEAM", None),
+        ("TAKE-REMOTE", None),
+        ("TAKE-LICH-ENV", None),
+        ("TAKE-CARDS-OFF", "toast.cards_off"),
+        ("TAKE-CARDS-OFF", None),
+        ("FALL-OVERSIZE", "toast.oversize"),
+    ]
+    assert [(r.clause, r.toast) for r in rules.AFTER_BASE] == [("TAKE-OLD-LICH-WORKER", None)]
+
+
+def test_a_plain_call_is_taken() -> None:
+    assert rules.first_leaving(rules.RULES, facts()) is None
+    assert rules.first_leaving(rules.RULES, facts({**TAKEN_CALL, "subagent_type": "general-purpose"})) is None
+    assert rules.first_leaving(rules.RULES, facts({**TAKEN_CALL, "isolation": "worktree"})) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "clause", "toast"),
+    [
+        ({"interactive": False}, "TAKE-INTERACTIVE", None),
+        ({"origin": Origin("other-plugin", "user")}, "TAKE-ORIGIN", None),
+        ({"e": {**TAKEN_CALL, "agentId": "a123"}}, "TAKE-ORIGIN", None),
+        ({"e": {**TAKEN_CALL, "subagent_type": "Explore"}}, "TAKE-TYPE", None),
+        ({"e": {**TAKEN_CALL, "subagent_type": "no-such-type"}}, "TAKE-TYPE", None),
+        ({"e": {**TAKEN_CALL, "team_name": "blue"}}, "TAKE-TEAM", None),
+        ({"e": {**TAKEN_CALL, "isolation": "remote"}}, "TAKE-REMOTE", None),
+        ({"env": {**TAKEN_ENV, "LICH_BIN": ""}}, "TAKE-LICH-ENV", None),
+        ({"env": {"LICH_BIN": "/opt/lich/bin/lich"}}, "TAKE-LICH-ENV", None),
+        ({"env": {**TAKEN_ENV, "LICH_SUBAGENT_CARDS": "off", "LICH_SUBAGENT_DEPTH": "2"}}, "TAKE-CARDS-OFF",
+         "toast.cards_off"),
+        ({"env": {**TAKEN_ENV, "LICH_SUBAGENT_CARDS": "off"}}, "TAKE-CARDS-OFF", None),
+        ({"e": {**TAKEN_CALL, "prompt": "x" * 8193}}, "FALL-OVERSIZE", "toast.oversize"),
+    ],
+)
+def test_each_rule_leaves_its_calls(change: dict[str, Any], clause: str, toast: str | None) -> None:
+    leaving = rules.first_leaving(rules.RULES, facts(**change))
+    assert leaving is not None
+    assert (leaving.clause, leaving.toast) == (clause, toast)
+
+
+def test_cards_on_or_unset_is_taken_and_exactly_8192_bytes_goes_to_lich() -> None:
+    assert rules.first_leaving(rules.RULES, facts(env={**TAKEN_ENV, "LICH_SUBAGENT_CARDS": "on"})) is None
+    assert rules.first_leaving(rules.RULES, facts({**TAKEN_CALL, "prompt": "é" * 4096})) is None  # 8192 bytes
+
+
+def test_the_first_rule_that_leaves_wins() -> None:
+    f = facts({**TAKEN_CALL, "subagent_type": "Plan", "prompt": "x" * 9000}, interactive=False)
+    leaving = rules.first_leaving(rules.RULES, f)
+    assert leaving is not None and leaving.clause == "TAKE-INTERACTIVE"
+
+
+def test_a_call_the_first_rows_leave_reads_no_environment() -> None:
+    f = facts({**TAKEN_CALL, "subagent_type": "Explore"})
+    assert rules.first_leaving(rules.RULES, f) is not None
+    assert isinstance(f.env, RecordingEnv) and f.env.read == []
+
+
+def test_the_environment_is_read_once_per_variable() -> None:
+    f = facts()
+    assert rules.first_leaving(rules.RULES, f) is None
+    assert isinstance(f.env, RecordingEnv)
+    assert sorted(f.env.read) == sorted(set(f.env.read))
+
+
+@pytest.mark.parametrize(
+    ("depth", "base", "leaves"),
+    [
+        (None, "subagent/fix-ab12", True),  # an older lich: a worker on a subagent/ branch stays native
+        (None, "feat/login", False),
+        (None, "", False),
+        ("0", "subagent/fix-ab12", False),  # a current lich decides through LICH_SUBAGENT_CARDS alone
+        ("2", "subagent/fix-ab12", False),
+    ],
+)
+def test_after_base_old_lich_worker(depth: str | None, base: str, leaves: bool) -> None:
+    env = {k: v for k, v in TAKEN_ENV.items() if k != "LICH_SUBAGENT_DEPTH"}
+    if depth is not None:
+        env["LICH_SUBAGENT_DEPTH"] = depth
+    f = facts({**TAKEN_CALL, "isolation": "worktree"}, env=env, base=base)
+    assert (rules.first_leaving(rules.AFTER_BASE, f) is not None) is leaves
+    shared = facts(dict(TAKEN_CALL), env=env, base=base)  # only isolated calls are left for their base
+    assert rules.first_leaving(rules.AFTER_BASE, shared) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "depth", "worker"),
+    [
+        (None, None, False),
+        ("", None, False),
+        ("0", 0, False),
+        ("3", 3, True),
+        ("03", 3, True),
+        ("deep", -1, False),
+        ("-1", -1, False),
+        (" 3", -1, False),
+        ("٣", -1, False),  # an Arabic-Indic three is no ASCII decimal
+        ("3.0", -1, False),
+    ],
+)
+def test_depth_parsing(raw: str | None, depth: int | None, worker: bool) -> None:
+    env = {k: v for k, v in TAKEN_ENV.items() if k != "LICH_SUBAGENT_DEPTH"}
+    if raw is not None:
+        env["LICH_SUBAGENT_DEPTH"] = raw
+    f = facts(env=env)
+    assert f.depth == depth
+    assert f.is_worker is worker
+
+
+@pytest.mark.parametrize(
+    ("prompt", "size"),
+    [
+        ("", 0),
+        ("abc", 3),
+        ("é", 2),
+        ("日本語", 9),
+        ("😀", 4),
+        ("\ud800", 3),  # a lone surrogate: 3 bytes, as TextEncoder's U+FFFD
+        ("a\udfffb", 5),
+        (None, 0),
+        (42, 0),
+    ],
+)
+def test_prompt_bytes(prompt: Any, size: int) -> None:
+    e = {**TAKEN_CALL, "prompt": prompt}
+    assert facts(e).prompt_bytes == size
+
+
+def test_prompt_bytes_of_a_missing_prompt() -> None:
+    e = {k: v for k, v in TAKEN_CALL.items() if k != "prompt"}
+    assert facts(e).prompt_bytes == 0
+
+
+# --- delivery.read_open ----------------------------------------------------------------------------------------
+
+
+def printed(stdout: str, stderr: str = "", exit_code: int = 0) -> ProcessResult:
+    return ProcessResult(exit_code=exit_code, stdout=stdout, stderr=stderr)
+
+
+SESSION = {"label": "Fix auth", "name": "fix-auth", "path": "/srv/lich/fix-auth", "id": "s1"}
+
+
+@pytest.mark.parametrize("exit_code", [0, 2, 3])
+def test_read_open_pending(exit_code: int) -> None:
+    stdout = json.dumps({**SESSION, "delivery": {"status": "pending", "ticket": "t1"}}) + "\n"
+    assert read_open(printed(stdout, exit_code=exit_code)) == Opened(
+        label="Fix auth", name="fix-auth", path="/srv/lich/fix-auth", status="pending", answer=""
+    )
+
+
+def test_read_open_answered_carries_the_answer() -> None:
+    stdout = json.dumps({**SESSION, "delivery": {"status": "answered", "answer": "All done."}})
+    opened = read_open(printed(stdout))
+    assert isinstance(opened, Opened) and (opened.status, opened.answer) == ("answered", "All done.")
+
+
+def test_read_open_label_and_name_fall_back_on_each_other() -> None:
+    only_name = read_open(printed(json.dumps({"name": "n1", "delivery": {"status": "pending"}})))
+    assert isinstance(only_name, Opened) and (only_name.label, only_name.name) == ("n1", "n1")
+    only_label = read_open(printed(json.dumps({"label": "L", "delivery": {"status": "pending"}})))
+    assert isinstance(only_label, Opened) and (only_label.label, only_label.name) == ("L", "L")
+
+
+def test_read_open_without_a_delivery_names_the_card() -> None:
+    stderr = "lich: the session is open, but the task did not reach it: prompt is 9000 bytes\n"
+    got = read_open(printed(json.dumps(SESSION), stderr, 1))
+    assert got == NotOpened("lich: the session is open, but the task did not reach it: prompt is 9000 bytes",
+                            label="Fix auth")
+    assert read_open(printed(json.dumps(SESSION), "", 1)) == NotOpened("exit code 1", label="Fix auth")
+    assert read_open(printed(json.dumps({**SESSION, "delivery": None}), "", 1)) == NotOpened("exit code 1",
+                                                                                               label="Fix auth")
+
+
+@pytest.mark.parametrize("stdout", ["", "not json", "{", "[1, 2]", '"text"', "42", "null"])
+def test_read_open_not_a_json_object(stdout: str) -> None:
+    assert read_open(printed(stdout, "lich: no lich is running\n", 1)) == NotOpened("lich: no lich is running")
+    assert read_open(printed(stdout, "  \n", 3)) == NotOpened("exit code 3")
+    silent = read_open(printed(stdout, "", 0))  # exit 0 with nothing said: still not opened
+    assert isinstance(silent, NotOpened) and silent.label is None and silent.reason
+
+
+@pytest.mark.parametrize(("value", "status"), [("pending", "null"), ([], "null"), ({"status": 5}, "5"),
+                                               ({"status": None}, "null"), ({}, "null")])
+def test_read_open_a_delivery_that_is_not_an_object_with_a_status(value: Any, status: str) -> None:
+    """lich has the task (there is a delivery) but its status is unreadable: an unknown status, so a deny."""
+    got = read_open(printed(json.dumps({**SESSION, "delivery": value})))
+    assert isinstance(got, Opened) and got.status == status
+    decided, counted = answer(call(), got, 0)
+    assert set(decided) == {"deny"} and not counted
+
+
+# --- delivery.answer ---------------------------------------------------------------------------------------------
+
+
+def call(branch: str = "", lang: str | None = None, started: int = 1000) -> Call:
+    return Call("toolu_1", "Fix the auth flow", "Fix the login form", branch, started, lang)
+
+
+def opened(status: str, answer_text: str = "") -> Opened:
+    return Opened(label="Fix auth", name="fix-auth", path="/srv/lich/fix-auth", status=status,
+                  answer=answer_text)
+
+
+@pytest.mark.parametrize(("status", "counted"), [("pending", True), ("unanswered", False)])
+@pytest.mark.parametrize("branch", ["", "subagent/fix-the-auth-flow-ab12"])
+def test_async_launched(status: str, counted: bool, branch: str) -> None:
+    decided, tracked = answer(call(branch), opened(status), 5000)
+    assert tracked is counted
+    assert set(decided) == {"result", "context"}
+    assert decided["result"] == {
+        "status": "async_launched",
+        "agentId": "fix-auth",
+        "description": "Fix the auth flow",
+        "prompt": "Fix the login form",
+        "outputFile": "",
+    }
+    (line,) = decided["context"]
+    for part in ('"Fix auth"', "/srv/lich/fix-auth", "[lich]", "send_to_session", "lich send", "SendMessage"):
+        assert part in line
+    assert (branch in line) if branch else ("this same checkout" in line)
+
+
+ZERO_USAGE = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cache_creation_input_tokens": None,
+    "cache_read_input_tokens": None,
+    "server_tool_use": None,
+    "service_tier": None,
+    "cache_creation": None,
+}
+
+
+def test_completed_shared() -> None:
+    decided, tracked = answer(call(started=1000), opened("answered", "All done."), 4000)
+    assert not tracked and set(decided) == {"result"}
+    result = decided["result"]
+    text = result.pop("content")[0]["text"]
+    assert result == {
+        "status": "completed",
+        "agentId": "fix-auth",
+        "totalToolUseCount": 0,
+        "totalDurationMs": 3000,
+        "totalTokens": 0,
+        "usage": ZERO_USAGE,
+        "prompt": "Fix the login form",
+    }
+    assert text.startswith("All done.\n\n")
+    assert "this same checkout" in text and "/srv/lich/fix-auth" in text and "send_to_session" in text
+
+
+def test_completed_isolated_carries_the_worktree() -> None:
+    branch = "subagent/fix-the-auth-flow-ab12"
+    decided, _ = answer(call(branch, started=1000), opened("answered", "All done."), 4000)
+    result = decided["result"]
+    assert result["worktreePath"] == "/srv/lich/fix-auth"
+    assert result["worktreeBranch"] == branch
+    assert result["content"] == [{"type": "text", "text": result["content"][0]["text"]}]
+    assert branch in result["content"][0]["text"]
+
+
+def test_completed_usage_is_a_fresh_copy() -> None:
+    first, _ = answer(call(), opened("answered"), 2000)
+    first["result"]["usage"]["input_tokens"] = 99
+    second, _ = answer(call(), opened("answered"), 2000)
+    assert second["result"]["usage"] == ZERO_USAGE
+
+
+@pytest.mark.parametrize("status", ["unread", "undelivered"])
+def test_never_reached_denies(status: str) -> None:
+    decided, tracked = answer(call(), opened(status), 2000)
+    assert not tracked and set(decided) == {"deny"}
+    assert '"Fix auth"' in decided["deny"] and status in decided["deny"]
+
+
+@pytest.mark.parametrize("status", ["stopped", "expired", "weird"])
+def test_an_unknown_status_denies_naming_the_card_and_its_branch(status: str) -> None:
+    shared, _ = answer(call(), opened(status), 2000)
+    assert set(shared) == {"deny"} and '"Fix auth"' in shared["deny"] and status in shared["deny"]
+    isolated, _ = answer(call("subagent/x-ab12"), opened(status), 2000)
+    assert "subagent/x-ab12" in isolated["deny"] and status in isolated["deny"]
+
+
+def test_the_answer_follows_the_prompt_language() -> None:
+    english, _ = answer(call(lang=None), opened("pending"), 0)
+    japanese, _ = answer(call(lang="ja"), opened("pending"), 0)
+    unknown, _ = answer(call(lang="xx"), opened("pending"), 0)
+    assert japanese["context"] != english["context"]
+    assert unknown["context"] == english["context"]
+    assert english["context"][0] == AGENT["context.shared"].format(label="Fix auth", path="/srv/lich/fix-auth")
+    for literal in ("[lich]", "send_to_session", "SendMessage"):
+        assert literal in japanese["context"][0]
+    assert any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in japanese["context"][0])
+
+
+# --- state ---------------------------------------------------------------------------------------------------------
+
+names = st.text(min_size=1, max_size=20)
+workers = st.builds(Worker, name=names, label=names, description=st.text(max_size=40), shared=st.booleans())
+states = st.builds(ModState, interactive=st.booleans(), lich_bin=st.text(max_size=30),
+                   workers=st.lists(workers, max_size=5).map(tuple))
+
+
+@given(states)
+def test_state_round_trips(state: ModState) -> None:
+    assert ModState.from_json(state.to_json()) == state
+    assert ModState.from_json(json.loads(json.dumps(state.to_json()))) == state
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=10),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=20,
+)
+state_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "interactive": json_values,
+        "lich_bin": json_values,
+        "workers": json_values | st.lists(st.dictionaries(st.sampled_from(["name", "label", "description", "shared"]),
+                                                          json_values, max_size=4), max_size=4),
+    },
+)
+
+
+@settings(max_examples=200)
+@given(st.one_of(json_values, state_like))
+def test_garbage_in_never_raises(data: Any) -> None:
+    state = ModState.from_json(data)
+    assert isinstance(state, ModState)
+    assert isinstance(state.interactive, bool) and isinstance(state.lich_bin, str)
+    assert all(isinstance(w.name, str) and w.name for w in state.workers)
+    assert ModState.from_json(state.to_json()) == state
+
+
+@pytest.mark.parametrize(
+    "data",
+    [None, 5, "state", [], [{"name": "x"}], {"workers": 5}, {"workers": True}, {"workers": "abc"},
+     {"workers": {"name": "x"}}, {"workers": [5, None, "x", {"name": ""}, {"name": 7}]}],
+)
+def test_garbage_reads_as_the_empty_state(data: Any) -> None:
+    assert ModState.from_json(data) == ModState()
+
+
+def test_from_json_reads_what_it_can() -> None:
+    state = ModState.from_json({
+        "interactive": "yes",  # only true is true
+        "lich_bin": 5,
+        "workers": [{"name": "w1"}, {"name": "w2", "label": "Two", "description": "d", "shared": False}, {"x": 1}],
+    })
+    assert state == ModState(
+        interactive=False,
+        lich_bin="",
+        workers=(Worker("w1", "w1", "", True), Worker("w2", "Two", "d", False)),
+    )
+
+
+def test_state_updates() -> None:
+    store = MemoryStore()
+    one, two = Worker("w1", "One", "d1", True), Worker("w2", "Two", "d2", False)
+    store.update(lambda s: s.with_worker(one, "/bin/lich-a"))
+    store.update(lambda s: s.with_worker(two, "/bin/lich-b"))
+    store.update(lambda s: s.with_worker(Worker("w1", "One again", "d1", True), "/bin/lich-b"))
+    state = store.get()
+    assert [w.label for w in state.workers] == ["Two", "One again"] and state.lich_bin == "/bin/lich-b"
+    assert state.worker("w2") == two and state.worker("nope") is None
+    assert store.update(lambda s: s.without({"w1", "other"})).workers == (two,)
