@@ -16,6 +16,7 @@ Figures are medians; nothing here asserts them (tests check behaviour, this file
 
 from __future__ import annotations
 
+import functools
 import statistics
 import sys
 import time
@@ -92,7 +93,7 @@ def main(argv: list[str]) -> int:
     medians = []
     for path in files:
         text = path.read_text(encoding="utf-8")
-        ms = median_ms(lambda p=path, t=text: parse_and_replay(p, t, clauses), runs)
+        ms = median_ms(functools.partial(parse_and_replay, path, text, clauses), runs)
         medians.append((ms, path.relative_to(ROOT)))
     medians.sort(reverse=True)
     for ms, name in medians[:5]:
