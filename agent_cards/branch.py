@@ -8,7 +8,6 @@ departure, see docs/decisions.md), so every branch is valid UTF-8 and a valid gi
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 
 PREFIX = "subagent/"
@@ -58,7 +57,11 @@ def suffix(tool_use_id: str) -> str:
     branch still differs from call to call (docs/decisions.md).
     """
     tail = "".join(c for c in tool_use_id if c.isascii() and c.isalnum())[-SUFFIX_LEN:].lower()
-    return tail or hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:SUFFIX_LEN]
+    if tail:
+        return tail
+    import hashlib  # only for this rare case: the command hook runs on every call and skips its import
+
+    return hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:SUFFIX_LEN]
 
 
 def branch_name(description: str | None, tool_use_id: str) -> str:

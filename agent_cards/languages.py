@@ -4,7 +4,9 @@ Each table has exactly the English keys and the same ``{slots}`` (a test holds e
 
 Literals the agent must type or recognise stay in English, byte for byte, inside every translation:
 ``[lich]``, ``send_to_session``, ``lich send``, ``SendMessage``, ``wait_for_answer``, the words ``task notification``,
-``lich`` and ``Agent``. Labels keep the English double quotes (``"{label}"``) so they appear verbatim; branches,
+``lich`` and ``Agent``, and for the command hook ``TaskStop``, ``agentId`` and the whole commands
+``"$LICH_BIN" close {name}`` and ``"$LICH_BIN" control {name} abort`` (quotes included, so the model can run them).
+Labels keep the English double quotes (``"{label}"``) so they appear verbatim; branches,
 paths, statuses and reasons are slots and are never translated.
 """
 
@@ -56,6 +58,28 @@ _PT_BR: dict[str, str] = {
     ),
     "deny.spawn": 'Em vez disso, o lich executa este agente como o card "{label}".',
     "deny.stop_refused": 'O lich não conseguiu parar a sessão "{label}": {reason}.',
+    "hook.launched.shared": (
+        "Esta chamada de Agent não foi recusada: o lich a assumiu, então nenhum subagente roda aqui e ela não deve ser "
+        "iniciada de novo. O agentId do worker é {name}. O TaskStop não o alcança: para pará-lo, execute "
+        '"$LICH_BIN" close {name}.'
+    ),
+    "hook.launched.isolated": (
+        "Esta chamada de Agent não foi recusada: o lich a assumiu, então nenhum subagente roda aqui e ela não deve ser "
+        "iniciada de novo. O agentId do worker é {name}. O TaskStop não o alcança: para parar o turno dele, execute "
+        '"$LICH_BIN" control {name} abort (o card e o worktree dele continuam à disposição do usuário).'
+    ),
+    "hook.completed": (
+        "Esta chamada de Agent não foi recusada: o lich a assumiu, e o worker dela (agentId {name}) já respondeu. "
+        "O relatório dele:"
+    ),
+    "hook.stopped.shared": (
+        'O TaskStop foi executado, não recusado: o lich fechou a sessão "{label}" (agentId {name}), então esse worker '
+        "parou."
+    ),
+    "hook.stopped.isolated": (
+        'O TaskStop foi executado, não recusado: o lich parou o turno da sessão "{label}" (agentId {name}). O card e o '
+        "worktree dela continuam à disposição do usuário."
+    ),
 }
 
 # Simplified Chinese
@@ -102,6 +126,25 @@ _ZH_CN: dict[str, str] = {
     ),
     "deny.spawn": 'lich 改为以卡片 "{label}" 的形式运行此 agent。',
     "deny.stop_refused": 'lich 无法停止会话 "{label}"：{reason}。',
+    "hook.launched.shared": (
+        "这次 Agent 调用并未被拒绝：lich 接手了它，因此这里不会运行任何子代理，也不得再次启动它。"
+        '该 worker 的 agentId 是 {name}。TaskStop 无法触及它：要停止它，请运行 "$LICH_BIN" close {name}。'
+    ),
+    "hook.launched.isolated": (
+        "这次 Agent 调用并未被拒绝：lich 接手了它，因此这里不会运行任何子代理，也不得再次启动它。"
+        "该 worker 的 agentId 是 {name}。TaskStop 无法触及它：要停止它的当前轮次，"
+        '请运行 "$LICH_BIN" control {name} abort（它的卡片和 worktree 会保留给用户）。'
+    ),
+    "hook.completed": (
+        "这次 Agent 调用并未被拒绝：lich 接手了它，而它的 worker（agentId {name}）已经作答。其报告如下："
+    ),
+    "hook.stopped.shared": (
+        'TaskStop 已执行，并未被拒绝：lich 关闭了会话 "{label}"（agentId {name}），因此该 worker 已停止。'
+    ),
+    "hook.stopped.isolated": (
+        'TaskStop 已执行，并未被拒绝：lich 停止了会话 "{label}"（agentId {name}）的当前轮次。'
+        "它的卡片和 worktree 会保留给用户。"
+    ),
 }
 
 # Spanish
@@ -150,6 +193,27 @@ _ES: dict[str, str] = {
     ),
     "deny.spawn": 'En su lugar, lich ejecuta este agente como la tarjeta "{label}".',
     "deny.stop_refused": 'lich no pudo detener la sesión "{label}": {reason}.',
+    "hook.launched.shared": (
+        "Esta llamada a Agent no fue rechazada: lich la tomó, así que aquí no se ejecuta ningún subagente y no debe "
+        "volver a iniciarse. El agentId del worker es {name}. TaskStop no puede alcanzarlo: para detenerlo, ejecuta "
+        '"$LICH_BIN" close {name}.'
+    ),
+    "hook.launched.isolated": (
+        "Esta llamada a Agent no fue rechazada: lich la tomó, así que aquí no se ejecuta ningún subagente y no debe "
+        "volver a iniciarse. El agentId del worker es {name}. TaskStop no puede alcanzarlo: para detener su turno, "
+        'ejecuta "$LICH_BIN" control {name} abort (su tarjeta y su worktree se conservan para el usuario).'
+    ),
+    "hook.completed": (
+        "Esta llamada a Agent no fue rechazada: lich la tomó, y su worker (agentId {name}) ya respondió. Su informe:"
+    ),
+    "hook.stopped.shared": (
+        'TaskStop se ejecutó, no fue rechazado: lich cerró la sesión "{label}" (agentId {name}), así que ese worker se '
+        "ha detenido."
+    ),
+    "hook.stopped.isolated": (
+        'TaskStop se ejecutó, no fue rechazado: lich detuvo el turno de la sesión "{label}" (agentId {name}). Su '
+        "tarjeta y su worktree se conservan para el usuario."
+    ),
 }
 
 # Japanese
@@ -201,6 +265,29 @@ _JA: dict[str, str] = {
     ),
     "deny.spawn": 'lich は代わりに、このエージェントをカード "{label}" として実行します。',
     "deny.stop_refused": 'lich はセッション "{label}" を停止できませんでした: {reason}。',
+    "hook.launched.shared": (
+        "この Agent 呼び出しは拒否されたわけではありません。lich が引き受けたので、ここではサブエージェントは"
+        "実行されず、改めて開始してはいけません。ワーカーの agentId は {name} です。"
+        'TaskStop はこのワーカーに届きません。停止するには "$LICH_BIN" close {name} を実行してください。'
+    ),
+    "hook.launched.isolated": (
+        "この Agent 呼び出しは拒否されたわけではありません。lich が引き受けたので、ここではサブエージェントは"
+        "実行されず、改めて開始してはいけません。ワーカーの agentId は {name} です。TaskStop はこのワーカーに"
+        '届きません。そのターンを停止するには "$LICH_BIN" control {name} abort を実行してください'
+        "（カードと worktree はユーザーのために残ります）。"
+    ),
+    "hook.completed": (
+        "この Agent 呼び出しは拒否されたわけではありません。lich が引き受け、そのワーカー（agentId {name}）は"
+        "すでに回答しています。そのレポート:"
+    ),
+    "hook.stopped.shared": (
+        'TaskStop は拒否されたのではなく、実行されました。lich がセッション "{label}"（agentId {name}）を閉じたので、'
+        "そのワーカーは停止しています。"
+    ),
+    "hook.stopped.isolated": (
+        'TaskStop は拒否されたのではなく、実行されました。lich がセッション "{label}"（agentId {name}）のターンを'
+        "停止しました。そのカードと worktree はユーザーのために残ります。"
+    ),
 }
 
 # Korean
@@ -249,6 +336,29 @@ _KO: dict[str, str] = {
     ),
     "deny.spawn": '대신 lich가 이 에이전트를 "{label}" 카드로 실행합니다.',
     "deny.stop_refused": 'lich가 "{label}" 세션을 중지하지 못했습니다: {reason}.',
+    "hook.launched.shared": (
+        "이 Agent 호출은 거부된 것이 아닙니다. lich가 맡았으므로 여기서는 서브에이전트가 실행되지 않으며, "
+        "다시 시작해서는 안 됩니다. 워커의 agentId는 {name}입니다. TaskStop은 이 워커에 닿지 않습니다. 중지하려면 "
+        '"$LICH_BIN" close {name} 명령을 실행하세요.'
+    ),
+    "hook.launched.isolated": (
+        "이 Agent 호출은 거부된 것이 아닙니다. lich가 맡았으므로 여기서는 서브에이전트가 실행되지 않으며, "
+        "다시 시작해서는 안 됩니다. 워커의 agentId는 {name}입니다. TaskStop은 이 워커에 닿지 않습니다. "
+        '그 턴을 중지하려면 "$LICH_BIN" control {name} abort 명령을 실행하세요'
+        "(카드와 worktree는 사용자를 위해 그대로 남습니다)."
+    ),
+    "hook.completed": (
+        "이 Agent 호출은 거부된 것이 아닙니다. lich가 맡았고, 그 워커(agentId {name})가 이미 답했습니다. "
+        "보고서는 다음과 같습니다:"
+    ),
+    "hook.stopped.shared": (
+        'TaskStop은 거부되지 않고 실행되었습니다. lich가 "{label}" 세션(agentId {name})을 닫았으므로 그 워커는 '
+        "중지되었습니다."
+    ),
+    "hook.stopped.isolated": (
+        'TaskStop은 거부되지 않고 실행되었습니다. lich가 "{label}" 세션(agentId {name})의 턴을 중지했습니다. '
+        "그 카드와 worktree는 사용자를 위해 그대로 남습니다."
+    ),
 }
 
 # Russian
@@ -297,6 +407,28 @@ _RU: dict[str, str] = {
     ),
     "deny.spawn": 'Вместо этого lich запускает этого агента как карточку "{label}".',
     "deny.stop_refused": 'lich не смог остановить сессию "{label}": {reason}.',
+    "hook.launched.shared": (
+        "Этот вызов Agent не был отклонён: его взял lich, поэтому никакой субагент здесь не запускается, и запускать "
+        "его заново нельзя. agentId исполнителя — {name}. TaskStop до него не доходит: чтобы его остановить, выполните "
+        '"$LICH_BIN" close {name}.'
+    ),
+    "hook.launched.isolated": (
+        "Этот вызов Agent не был отклонён: его взял lich, поэтому никакой субагент здесь не запускается, и запускать "
+        "его заново нельзя. agentId исполнителя — {name}. TaskStop до него не доходит: чтобы остановить его текущий "
+        'ход, выполните "$LICH_BIN" control {name} abort (его карточка и worktree остаются для пользователя).'
+    ),
+    "hook.completed": (
+        "Этот вызов Agent не был отклонён: его взял lich, и исполнитель (agentId {name}) уже ответил. Отчёт "
+        "исполнителя:"
+    ),
+    "hook.stopped.shared": (
+        'TaskStop выполнен, а не отклонён: lich закрыл сессию "{label}" (agentId {name}), так что этот исполнитель '
+        "остановился."
+    ),
+    "hook.stopped.isolated": (
+        'TaskStop выполнен, а не отклонён: lich остановил текущий ход сессии "{label}" (agentId {name}). Её карточка '
+        "и worktree остаются для пользователя."
+    ),
 }
 
 TRANSLATIONS: dict[str, dict[str, str]] = {

@@ -21,22 +21,18 @@ it, the call is never run natively (FALL-BEFORE-ONLY).
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent_cards import delivery, rules
+from agent_cards import delivery, lich_calls, rules
 from agent_cards.branch import branch_name
 from agent_cards.delivery import Call, NotOpened
 from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError
+from agent_cards.lich_calls import OPEN_TIMEOUT_MS, text
 from agent_cards.state import MemoryStore, StateStore, Worker
 from agent_cards.texts import agent_text, person_text
 
-OPEN_TIMEOUT_MS = 120_000  # lich's own limit for an open with a task: 60 + 20 + 30 s (OPEN-TIMEOUT)
 POLL_MS = 5_000  # FOOTER-POLL
-#: ``control … abort`` exits 2 when the session took the abort but has not confirmed it yet (it still goes
-#: through) and 3 when the session ended first: neither is a refusal, so neither denies TaskStop.
-CONTROL_GOES_THROUGH = frozenset({2, 3})
 
 
 @dataclass
@@ -52,14 +48,9 @@ class _Parked:
 def _park(e: Event, facts: rules.Facts, now: int, lang: str | None) -> _Parked:
     """OPEN-ARGV: the open this call will run at ``agent.spawn`` (its start time taken now)."""
     tool_use_id = str(e.get("tool_use_id") or "")
-    description, prompt = _text(e.get("description")), _text(e.get("prompt"))
+    description, prompt = text(e.get("description")), text(e.get("prompt"))
     branch = branch_name(description, tool_use_id) if facts.isolated else ""
-    argv = [facts.lich_bin, "open", "--kind", "claude", "--subagent"]
-    if branch:
-        argv += ["--worktree", branch] + (["--base", facts.base] if facts.base else [])
-    if isinstance(e.get("model"), str) and e["model"]:
-        argv += ["--model", e["model"]]
-    argv += ["--prompt", prompt, "--json"]
+    argv = lich_calls.open_argv(facts.lich_bin, e, branch, facts.base)
     return _Parked(Call(tool_use_id, description, prompt, branch, now, lang), argv, facts.lich_bin)
 
 
@@ -126,10 +117,9 @@ class AgentCards:
     async def _base(self, host: Host) -> str:
         """OPEN-BASE / BASE-NONE: the asking session's branch, or "" (detached, or git cannot answer)."""
         try:
-            result = await host.process.run(["git", "branch", "--show-current"])
+            return lich_calls.base_of(await host.process.run(list(lich_calls.BASE_ARGV)))
         except ProcessError:
             return ""
-        return result.stdout.strip() if result.exit_code == 0 else ""
 
     # -- workers: footer, polling, TaskStop ---------------------------------------------------------
 
@@ -156,13 +146,11 @@ class AgentCards:
             return
         self._arm(host)
         try:
-            result = await host.process.run([state.lich_bin, "sessions", "--json"])
-            listed = json.loads(result.stdout) if result.exit_code == 0 else None
-        except (ProcessError, ValueError):
+            listed = lich_calls.listed_states(await host.process.run(lich_calls.list_argv(state.lich_bin)))
+        except ProcessError:
             listed = None
-        if isinstance(listed, list):  # FOOTER-LIST-FAIL: anything else leaves the count as it was
-            running = {str(p.get("name")): p.get("state") for p in listed if isinstance(p, dict)}
-            finished = {w.name for w in state.workers if not _still_running(w, running)}
+        if listed is not None:  # FOOTER-LIST-FAIL: a list lich could not give leaves the count as it was
+            finished = lich_calls.finished(state.workers, listed)
             if finished:
                 self.store.update(lambda s: s.without(finished))
                 host.ui.invalidate("ui.render")
@@ -178,19 +166,14 @@ class AgentCards:
         return await next({**e, "props": {**props, "modes": [*modes, label]}})
 
     async def task_stop(self, host: Host, e: Event, next: Next) -> HookResult:
-        task_id = _text(e.get("task_id")) or _text(e.get("shell_id"))
+        task_id = lich_calls.task_id_of(e)
         state = self.store.get()
         worker = state.worker(task_id) if task_id else None
         if worker is None:  # STOP-OTHER
             return await next(e)
-        if worker.shared:  # STOP-SHARED
-            argv = [state.lich_bin, "close", worker.name]
-        else:  # STOP-ISOLATED
-            argv = [state.lich_bin, "control", worker.name, "abort"]
-        try:
-            result = await host.process.run(argv)
-            stopped = result.exit_code == 0 or (not worker.shared and result.exit_code in CONTROL_GOES_THROUGH)
-            refusal = None if stopped else delivery.lich_reason(result)
+        try:  # STOP-SHARED: close; STOP-ISOLATED: control NAME abort
+            result = await host.process.run(lich_calls.stop_argv(state.lich_bin, worker))
+            refusal = lich_calls.stop_refusal(worker, result)
         except Exception as error:
             refusal = _reason(error)
         if refusal is not None:  # STOP-REFUSED: the worker still counts
@@ -198,31 +181,12 @@ class AgentCards:
             return {"deny": agent_text(lang, "deny.stop_refused", label=worker.label, reason=refusal)}
         self.store.update(lambda s: s.without({worker.name}))
         host.ui.invalidate("ui.render")
-        message = person_text("taskstop.message", task_id=task_id, description=worker.description)
-        return {
-            "result": {
-                "message": message,
-                "task_id": task_id,
-                "task_type": "local_agent",
-                "command": worker.description,
-            }
-        }
+        return {"result": lich_calls.stop_result(task_id, worker)}  # STOP-RESULT
 
     async def _toast(self, host: Host, key: str, e: Event, **slots: Any) -> None:
         # A toast that cannot be shown must not change what the call does.
         with contextlib.suppress(Exception):
-            await host.ui.toast(person_text(key, description=_text(e.get("description")), **slots))
-
-
-def _still_running(worker: Worker, listed: dict[str, Any]) -> bool:
-    """FOOTER-SHARED-DONE: listed at all. FOOTER-ISOLATED-DONE: listed and not ``done``."""
-    if worker.name not in listed:
-        return False
-    return worker.shared or listed[worker.name] != "done"
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+            await host.ui.toast(person_text(key, description=text(e.get("description")), **slots))
 
 
 def _reason(error: BaseException) -> str:

@@ -74,10 +74,17 @@ AGENT: dict[str, str] = {
     "deny.stop_refused": 'lich could not stop the session "{label}": {reason}.',
     # The command hook (agent_cards.hook) can answer only with a deny, which the model reads as a hook
     # error. These lines open that deny and say it is not a refusal; the context line (launched) or the
-    # completed text follows them.
-    "hook.launched": (
+    # completed text follows them. TaskStop never reaches a command hook for a worker (Claude Code
+    # checks the id first), so the launched lines name the lich command that stops it.
+    "hook.launched.shared": (
         "This Agent call was not refused: lich took it, so no subagent runs here and it must not be "
-        "started again. The worker's agentId is {name}; TaskStop with that task_id stops it."
+        'started again. The worker\'s agentId is {name}. TaskStop cannot reach it: to stop it, run "$LICH_BIN" '
+        "close {name}."
+    ),
+    "hook.launched.isolated": (
+        "This Agent call was not refused: lich took it, so no subagent runs here and it must not be "
+        'started again. The worker\'s agentId is {name}. TaskStop cannot reach it: to stop its turn, run '
+        '"$LICH_BIN" control {name} abort (its card and worktree stay for the user).'
     ),
     "hook.completed": (
         "This Agent call was not refused: lich took it, and its worker (agentId {name}) has already "

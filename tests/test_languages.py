@@ -7,7 +7,9 @@ import pytest
 from agent_cards import texts
 from agent_cards.languages import TRANSLATIONS
 
-LITERALS = ("[lich]", "send_to_session", "lich send", "SendMessage", "wait_for_answer")
+LITERALS = ("[lich]", "send_to_session", "lich send", "SendMessage", "wait_for_answer", "TaskStop", "agentId")
+# The command hook's stop commands: kept whole, quotes and slot included, so the model can run them as written.
+COMMANDS = ('"$LICH_BIN" close {name}', '"$LICH_BIN" control {name} abort')
 KEPT_IN_ENGLISH = ("task notification", "lich", "Agent")
 SAMPLE_LABEL = "fix-login-β"
 SAMPLES: dict[str, str] = {
@@ -17,6 +19,7 @@ SAMPLES: dict[str, str] = {
     "status": "pending",
     "reason": "no such session",
     "answer": "Done: the login form validates again.",
+    "name": "session-2-9f81",
 }
 
 CASES = [(lang, key) for lang in sorted(TRANSLATIONS) for key in sorted(texts.AGENT)]
@@ -40,9 +43,17 @@ def test_each_translation_has_the_english_slots(lang: str, key: str) -> None:
 def test_each_translation_keeps_the_literals(lang: str, key: str) -> None:
     english = texts.AGENT[key]
     translated = TRANSLATIONS[lang][key]
-    for literal in (*LITERALS, *KEPT_IN_ENGLISH):
+    for literal in (*LITERALS, *COMMANDS, *KEPT_IN_ENGLISH):
         if literal in english:
             assert literal in translated, f"{lang} {key} lost {literal!r}"
+
+
+def test_the_commands_are_checked_where_english_has_them() -> None:
+    keys = {command: {key for key, text in texts.AGENT.items() if command in text} for command in COMMANDS}
+    assert keys == {
+        COMMANDS[0]: {"hook.launched.shared"},
+        COMMANDS[1]: {"hook.launched.isolated"},
+    }
 
 
 @pytest.mark.parametrize(("lang", "key"), CASES)
