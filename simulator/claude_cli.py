@@ -515,3 +515,31 @@ class Tui:
         match = re.search(r"EXITED-(\d+)", self.wait_for(r"EXITED-\d+", timeout))
         assert match is not None
         return int(match.group(1))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m simulator.claude_cli validate DIR``: install the pinned CLI (cached) and validate a plugin.
+
+    HOME is a scratch folder and the guard variables are set, as for every run of the real CLI here.
+    """
+    import sys
+    import tempfile
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "validate":
+        print("usage: python -m simulator.claude_cli validate PLUGIN_DIR", file=sys.stderr)
+        return 2
+    try:
+        claude = ensure_claude()
+    except Exception as error:  # no npm, no registry: say so in one line
+        print(f"claude_cli: cannot install Claude Code {CLAUDE_VERSION}: {error}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="agent-cards-validate-") as scratch:
+        run = run_validate(claude, Path(args[1]).resolve(), Path(scratch) / "home")
+    sys.stdout.write(run.stdout)
+    sys.stderr.write(run.stderr)
+    return run.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
