@@ -87,7 +87,7 @@ class Executor(Protocol):
 class GitScript:
     """What ``git branch --show-current`` does in the session's directory."""
 
-    branch: str | None = "main"  # None: a detached HEAD (exit 0, an empty line)
+    branch: str | None = "main"  # None: a detached HEAD (exit 0, nothing printed)
     exit: int = 0
     stderr: str = ""
     missing: bool = False  # git is not on PATH: the run fails to start
@@ -96,7 +96,7 @@ class GitScript:
         if self.exit != 0:
             return self.exit, "", self.stderr or NOT_A_REPO
         if list(argv[1:]) == ["branch", "--show-current"]:
-            return 0, f"{self.branch or ''}\n", ""
+            return 0, f"{self.branch}\n" if self.branch else "", ""  # detached: git prints nothing
         return 1, "", f"git: '{' '.join(argv[1:])}' is not scripted in this scenario\n"
 
 

@@ -18,7 +18,7 @@ in a scratch repository built from the scenario's ``session.git``. Time stays vi
   or when the scenario ends, its whole process group is killed.
 
 Every scratch directory lives in one temporary directory removed at the end, and every process
-started is stopped. docs/real-processes.md lists what differs from the in-process mode and how
+started is stopped. docs/scenarios.md lists what differs from the in-process mode and how
 :func:`comparable` evens it out.
 """
 
@@ -149,24 +149,33 @@ class ProcessExecutor:
         else:
             self._spawn([self.absent, *argv[1:]], dict(env), self.scratch)
             raise not_found(argv)
-        collecting = None if hang else asyncio.ensure_future(self.loop.run_real(lambda: self._finish(proc, limit)))
-        waited = timeout_ms if hang else min(ms, timeout_ms)
-        aborted = signal.wait()
-        try:
-            await asyncio.wait({aborted}, timeout=waited / 1000)
-        finally:
-            aborted.cancel()
-            if hang:
+        if hang:
+            try:
+                await self._virtual_wait(timeout_ms, signal)
+            finally:
                 self._kill(proc)  # a real timeout (or Esc) kills the real process and its children
-            elif collecting is not None and not collecting.done() and (signal.aborted or ms > timeout_ms):
-                collecting.cancel()  # its output is not wanted; the process ends by itself (or at close)
-        if signal.aborted:
-            raise interrupted(argv)
-        if hang or ms > timeout_ms:
-            raise timed_out(argv, timeout_ms)
-        assert collecting is not None
+            raise interrupted(argv) if signal.aborted else timed_out(argv, timeout_ms)
+        collecting = asyncio.ensure_future(self.loop.run_real(lambda: self._finish(proc, limit)))
+        try:
+            await self._virtual_wait(min(ms, timeout_ms), signal)
+            if signal.aborted:
+                raise interrupted(argv)
+            if ms > timeout_ms:
+                raise timed_out(argv, timeout_ms)
+        except BaseException:
+            collecting.cancel()  # its output is not wanted; the process ends by itself (or at close)
+            raise
         exit_code, stdout, stderr = await collecting  # already in: the clock stood still until it was
         return capped(stdout, stderr, exit_code)
+
+    @staticmethod
+    async def _virtual_wait(ms: int, signal: AbortSignal) -> None:
+        """Wait ``ms`` on the virtual clock, or until ``signal`` aborts, as VirtualExecutor does."""
+        aborted = signal.wait()
+        try:
+            await asyncio.wait({aborted}, timeout=ms / 1000)
+        finally:
+            aborted.cancel()
 
     # -- the notes the host types at the prompt: read from the lich's state ----------------------------
 
@@ -372,12 +381,10 @@ def replay_processes(scenario: Scenario, *, real_sleep: bool = False) -> Replay:
 
 
 def comparable(result: Replay) -> dict[str, Any]:
-    """The replay's JSON with what real git answers differently put in one form (docs/real-processes.md).
+    """The replay's JSON with what real git answers differently put in one form (docs/scenarios.md).
 
-    - a git run that failed: its exit is ``"non-zero"`` and its stderr ``"<git's error>"`` (real git
-      exits 128 with its own words; a scenario may script any code and text);
-    - a git run that printed only an empty line prints nothing (real git on a detached HEAD prints
-      nothing; the scripted git prints an empty line).
+    A git run that failed: its exit is ``"non-zero"`` and its stderr ``"<git's error>"`` (real git
+    exits 128 with its own words; a scenario may script any code and text).
     """
     data = copy.deepcopy(result.to_json())
     for event in data["events"]:
@@ -386,6 +393,4 @@ def comparable(result: Replay) -> dict[str, Any]:
             continue
         if isinstance(event.get("exit"), int) and event["exit"] != 0:
             event["exit"], event["stderr"] = "non-zero", "<git's error>"
-        elif event.get("stdout") == "\n":
-            event["stdout"] = ""
     return data

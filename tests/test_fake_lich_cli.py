@@ -1,0 +1,283 @@
+"""``fake-lich``, the fake lich as a real program: every test here runs it as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+import simulator
+from simulator.fake_lich_cli import STATE_ENV, State, create_state, transact
+from simulator.lich import LichScript, LichWorld, OpenScript, Report, StopScript
+from simulator.real_processes import fake_lich_program
+
+BIN = "/opt/lich/bin/lich"
+SESSION = {"LICH_SESSION_ID": "3c4d", "LICH_BIN": BIN}
+NO_LICH = "lich: no lich is running — open lich, or run this inside one of its sessions\n"
+OPEN = ("open", "--kind", "claude", "--subagent", "--prompt", "Fix the auth flow", "--json")
+
+
+@pytest.fixture(scope="module")
+def program() -> str:
+    return fake_lich_program()
+
+
+def _env(extra: Mapping[str, str]) -> dict[str, str]:
+    """The test's environment without any lich of its own, plus ``extra``."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LICH_", "FAKE_LICH_"))}
+    return {**base, **extra}
+
+
+def run(program: str, *args: str, env: Mapping[str, str] = SESSION,
+        state: str | None = None, now: int | None = None) -> subprocess.CompletedProcess[str]:
+    extra = dict(env)
+    if state is not None:
+        extra[STATE_ENV] = state
+    if now is not None:
+        extra["FAKE_LICH_NOW_MS"] = str(now)
+    return subprocess.run([program, *args], env=_env(extra), capture_output=True, text=True, timeout=60, check=False)
+
+
+def one_lich_line(done: subprocess.CompletedProcess[str]) -> str:
+    """A refusal: nothing on stdout, exactly one ``lich: `` line on stderr, exit 1."""
+    assert (done.returncode, done.stdout) == (1, ""), done
+    assert done.stderr.startswith("lich: ") and done.stderr.endswith("\n") and done.stderr.count("\n") == 1, done
+    return done.stderr
+
+
+def world_of(state: str) -> LichWorld:
+    return transact(state, lambda s: s.world)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that still runs (a zombie waiting to be reaped does not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+# --- refusals and no lich at all -----------------------------------------------------------------
+
+
+def test_an_unknown_flag_is_one_lich_line_and_exit_1(program: str, tmp_path: Path) -> None:
+    assert one_lich_line(run(program, "open", "--bogus")) == "lich: flag provided but not defined: -bogus\n"
+    state = create_state(tmp_path / "lich", LichScript())
+    assert one_lich_line(run(program, "open", "--bogus", state=state)) == (
+        "lich: flag provided but not defined: -bogus\n"
+    )
+    assert world_of(state).sessions == []  # nothing opened
+
+
+@pytest.mark.parametrize("args", [
+    ("sessions", "--json"), OPEN, ("close", "session-2-9f81"), ("control", "session-2-9f81", "abort"),
+    ("wait", "a1b2c301"), ("send", "docs", "hello"), ("whoami",), ("reply", "done"),
+])
+@pytest.mark.parametrize("where", ["unset", "missing", "empty"])
+def test_without_state_no_lich_is_running(program: str, tmp_path: Path, args: tuple[str, ...], where: str) -> None:
+    env = dict(SESSION)
+    if where != "unset":
+        directory = tmp_path / "state"
+        if where == "empty":
+            directory.mkdir()
+        env[STATE_ENV] = str(directory)
+    assert one_lich_line(run(program, *args, env=env)) == NO_LICH
+
+
+def test_without_state_version_and_help_still_answer(program: str) -> None:
+    version = run(program, "version")
+    assert (version.returncode, version.stdout, version.stderr) == (0, "lich 0.31.0\n", "")
+    assert run(program, "version", "--json").stdout == '{"cli":"0.31.0"}\n'
+    listing = run(program, "help")
+    assert listing.returncode == 0 and listing.stdout.startswith("usage: lich <command>")
+    unknown = run(program, "sesions")
+    assert (unknown.returncode, unknown.stdout) == (1, "")
+    assert unknown.stderr == (
+        'lich: unknown command "sesions" — did you mean "sessions"?\nRun `lich help` for the list.\n'
+    )
+
+
+def test_a_damaged_state_is_one_lich_line(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript())
+    Path(state, "world.json").write_text("{not json", encoding="utf-8")
+    assert "is damaged" in one_lich_line(run(program, "sessions", "--json", state=state))
+
+
+def test_a_clock_that_is_not_a_number_is_one_lich_line(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript())
+    done = run(program, *OPEN, env={**SESSION, "FAKE_LICH_NOW_MS": "soon"}, state=state)
+    assert "FAKE_LICH_NOW_MS" in one_lich_line(done)
+
+
+# --- one consistent lich across calls ------------------------------------------------------------
+
+SCRIPT = LichScript(
+    opens=(OpenScript(report=Report(after_ms=5000, text="Fixed: the cookie was stale.")),
+           OpenScript(delivery="answered", answer="42", ms=300)),
+    stops={"refuses-9f85": StopScript(exit=1, stderr="lich: it is busy")},
+)
+
+#: (virtual ms, argv after the command name); every line runs both in-process and as fake-lich.
+SEQUENCE: list[tuple[int, tuple[str, ...]]] = [
+    (0, OPEN),
+    (10, ("open", "--kind", "claude", "--subagent", "--prompt=-starts with a dash", "--json")),
+    (20, ("open", "--kind", "claude", "--subagent", "--worktree", "subagent/fix-ab12", "--base", "main",
+          "--prompt", "Fix it", "--json")),
+    (30, ("open", "--kind", "claude", "--prompt", "x" * 9000, "--json")),
+    (40, ("open", "--kind", "claude", "--subagent", "--prompt", "Refuse", "--json")),
+    (50, ("open", "--subagent", "--project", "app", "--prompt", "p")),
+    (100, ("sessions", "--json")),
+    (110, ("sessions",)),
+    (120, ("wait", "--json", "a1b2c301")),
+    (6000, ("sessions", "--json")),
+    (6010, ("wait", "--json", "a1b2c301")),
+    (6020, ("control", "subagent/fix-ab12", "abort")),
+    (6030, ("close", "subagent/fix-ab12")),
+    (6040, ("close", "--worktree", "keep", "subagent/fix-ab12")),
+    (6050, ("close", "refuses-9f85")),
+    (6060, ("close", "nobody")),
+    (6070, ("whoami", "--json")),
+    (6080, ("version", "--json")),
+    (6090, ("help", "open")),
+    (6100, ("open", "-h")),
+    (6110, ("wait",)),
+]
+
+
+def test_successive_calls_see_one_lich_exactly_as_the_model(program: str, tmp_path: Path) -> None:
+    model = LichWorld(SCRIPT)
+    state = create_state(tmp_path / "lich", SCRIPT)
+    for now, args in SEQUENCE:
+        expected = model.run([BIN, *args], SESSION, now)
+        done = run(program, *args, env={**SESSION, "FAKE_LICH_ARGV0": BIN}, state=state, now=now)
+        assert (done.stdout, done.stderr, done.returncode) == (expected.stdout, expected.stderr,
+                                                               expected.exit_code), (now, args)
+    assert world_of(state).to_json() == model.to_json()  # the notes too: one world, on disk
+
+
+def test_the_command_name_defaults_to_how_it_was_called(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript())
+    run(program, *OPEN, state=state, now=0)
+    run(program, *OPEN, env={**SESSION, "FAKE_LICH_ARGV0": BIN}, state=state, now=0)
+    assert [s.bin for s in world_of(state).sessions] == [program, BIN]  # the nudge note names it
+
+
+def test_without_a_virtual_clock_lich_time_is_real_ms_since_the_state_was_made(program: str, tmp_path: Path) -> None:
+    made = time.time()
+    state = create_state(tmp_path / "lich", LichScript())
+    run(program, *OPEN, state=state)
+    elapsed_ms = (time.time() - made) * 1000
+    opened_at = world_of(state).sessions[0].opened_at
+    assert 0 <= opened_at <= elapsed_ms + 1
+
+
+@pytest.mark.parametrize("count", [8, 32])
+def test_concurrent_opens_neither_lose_nor_duplicate_a_session(program: str, tmp_path: Path, count: int) -> None:
+    state = create_state(tmp_path / "lich", LichScript())
+    env = _env({**SESSION, STATE_ENV: state})
+    procs = [
+        subprocess.Popen([program, "open", "--kind", "claude", "--subagent", "--prompt", f"task {n}", "--json"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for n in range(count)
+    ]
+    answers = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=120)
+        assert (proc.returncode, stderr) == (0, ""), stderr
+        answers.append(json.loads(stdout))
+    ids = {a["id"] for a in answers}
+    assert len(ids) == count
+    assert len({a["label"] for a in answers}) == count and len({a["delivery"]["ticket"] for a in answers}) == count
+    listed = run(program, "sessions", "--json", state=state)
+    assert {row["id"] for row in json.loads(listed.stdout)} == ids
+    assert {s.id for s in world_of(state).sessions} == ids
+
+
+# --- what the replay reads: the report, a hang, a real sleep ----------------------------------------
+
+
+def _with_report(program: str, args: Sequence[str], state: str, extra: Mapping[str, str] | None = None,
+                 ) -> tuple[subprocess.Popen[str], dict[str, object], float]:
+    """Start fake-lich with a report pipe; the process, its report, and how long the report took."""
+    read_end, write_end = os.pipe()
+    env = _env({**SESSION, STATE_ENV: state, "FAKE_LICH_NOW_MS": "0", "FAKE_LICH_REPORT_FD": str(write_end),
+                **(extra or {})})
+    started = time.monotonic()
+    proc = subprocess.Popen([program, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            pass_fds=(write_end,), start_new_session=True)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as report:
+        data = json.loads(report.read())
+    return proc, data, time.monotonic() - started
+
+
+def test_the_report_gives_the_virtual_duration(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript(default_open=OpenScript(ms=1234)))
+    proc, report, _ = _with_report(program, OPEN, state)
+    stdout, _ = proc.communicate(timeout=60)
+    assert report == {"ms": 1234, "hang": False, "child": None}
+    assert proc.returncode == 0 and json.loads(stdout)["delivery"]["status"] == "pending"
+    proc, report, _ = _with_report(program, ("sessions", "--json"), state)
+    proc.communicate(timeout=60)
+    assert report == {"ms": 30, "hang": False, "child": None}
+
+
+def test_a_hung_open_saves_reports_and_sleeps_with_its_child(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript(default_open=OpenScript(hang=True)))
+    proc, report, _ = _with_report(program, OPEN, state)
+    try:
+        assert report["hang"] is True and isinstance(report["child"], int)
+        child = report["child"]
+        assert len(world_of(state).sessions) == 1  # the session IS opened
+        time.sleep(0.3)
+        assert proc.poll() is None and alive(child)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(child)
+
+
+def test_a_real_sleep_comes_after_the_report(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript(default_open=OpenScript(ms=700)))
+    proc, report, _ = _with_report(program, OPEN, state, {"FAKE_LICH_REAL_SLEEP": "1"})
+    reported = time.monotonic()
+    stdout, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - reported >= 0.65  # the world was saved and reported before the sleep
+    assert report["ms"] == 700 and proc.returncode == 0 and json.loads(stdout)["label"] == "Session 2"
+
+
+# --- start-up ----------------------------------------------------------------------------------------
+
+
+def test_fake_lich_imports_only_what_a_call_needs() -> None:
+    probe = "import sys, simulator.fake_lich_cli; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    loaded = set(json.loads(done.stdout.replace("'", '"')))
+    assert not loaded & {"yaml", "asyncio", "agent_cards", "subprocess", "tempfile"}, loaded
+    assert Path(str(simulator.__file__)).read_text(encoding="utf-8") == ""
+
+
+def test_create_state_starts_a_fresh_lich(tmp_path: Path) -> None:
+    state = create_state(tmp_path / "nested" / "lich", SCRIPT)
+
+    def look(s: State) -> dict[str, object]:
+        return s.world.to_json()
+
+    assert transact(state, look) == LichWorld(SCRIPT).to_json()

@@ -1,0 +1,238 @@
+"""The two replay modes agree: in-process (the fake lich as a model, a scripted git) and ``--processes``
+(``fake-lich`` and git as real processes). Every shipped scenario is replayed both ways and the
+transcripts compared, with the differences docs/scenarios.md lists evened out by ``comparable``.
+Scratch scenarios cover what the shipped ones may not: a hang, Esc, git's failures, parallel opens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.commands import known_clauses, scenario_files
+from simulator.real_processes import ProcessRuns, comparable, replay_processes
+from simulator.replay import Replay, replay
+from simulator.scenario import Scenario, read
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = scenario_files([ROOT / "scenarios"])
+
+
+def shipped(path: Path) -> Scenario:
+    return read(path, known_clauses=set(known_clauses(path)) or None)
+
+
+def scratch(text: str) -> Scenario:
+    return read("scratch.yaml", text=text)
+
+
+def assert_same(processes: Replay, in_process: Replay) -> None:
+    real, model = comparable(processes), comparable(in_process)
+    for index, (a, b) in enumerate(zip(real["events"], model["events"], strict=False)):
+        assert a == b, f"event {index} differs:\n  processes:  {a}\n  in-process: {b}"
+    assert len(real["events"]) == len(model["events"])
+    assert real == model
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting to be reaped does not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def gone(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_scenarios_are_shipped() -> None:
+    assert SHIPPED, "no scenario under scenarios/"
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(ROOT / "scenarios")) for p in SHIPPED])
+def test_a_shipped_scenario_replays_alike_with_real_processes(path: Path) -> None:
+    scenario = shipped(path)
+    assert_same(replay_processes(scenario), replay(scenario))
+
+
+# --- scratch scenarios ---------------------------------------------------------------------------------
+
+HANG = """
+title: lich open never returns
+clauses: [SCRATCH]
+lich:
+  open: {hang: true}
+steps:
+  - call: {description: Fix the login bug, prompt: Find why login fails and fix it}
+expect:
+  - run: {t: 0, argv: {contains: open}, error: {contains: still running after 120000ms}, ms: 120000}
+"""
+
+HANG_ESC = """
+title: Esc while a hung lich open runs
+clauses: [SCRATCH]
+lich:
+  open: {hang: true}
+steps:
+  - call: {description: Fix the login bug, prompt: Find why login fails and fix it}
+    esc_after: 1500
+expect:
+  - run: {argv: {contains: open}, error: {contains: interrupted}, ms: 1500}
+"""
+
+
+@pytest.mark.parametrize("text", [HANG, HANG_ESC], ids=["timeout", "esc"])
+def test_a_hung_lich_is_killed_for_real_with_its_child(text: str) -> None:
+    scenario = scratch(text)
+    with ProcessRuns() as runs:
+        result = replay(scenario, executor=runs)
+        (executor,) = runs.executors
+        (hung,) = executor.hung
+        assert hung.child is not None
+        # killed at the virtual timeout (or on Esc), not only when the replay is cleaned up
+        assert gone(hung.pid) and gone(hung.child)
+        scratch_dir = executor.scratch
+    assert result.passed, result.failures
+    assert not scratch_dir.exists()
+    assert_same(result, replay(scenario))
+
+
+def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
+    """A hung call still waiting when the scenario is torn down is killed by the cleanup."""
+    import asyncio
+
+    from simulator.chain import AbortSignal
+    from simulator.clock import VirtualEventLoop
+    from simulator.lich import LichWorld
+    from simulator.replay import lich_script
+
+    scenario = scratch(HANG)
+    loop = VirtualEventLoop()
+    with ProcessRuns() as runs:
+        executor = runs(scenario, LichWorld(lich_script(scenario)), loop)
+
+        async def start_and_leave() -> None:
+            argv = ["/opt/lich/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", "p", "--json"]
+            call = asyncio.ensure_future(executor.execute(argv, scenario.env, 120_000, AbortSignal()))
+            await asyncio.sleep(1)  # virtual: the call hangs on
+            assert not call.done()
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+
+        try:
+            loop.run_until_complete(start_and_leave())
+        finally:
+            loop.close()
+        (hung,) = executor.hung
+    assert hung.child is not None and gone(hung.pid) and gone(hung.child)
+
+
+GIT = """
+title: git as the scenario says
+clauses: [SCRATCH]
+session:
+  git: {git}
+steps:
+  - call: {{description: Bisect the regression, prompt: Find the commit that broke it, isolation: worktree}}
+"""
+
+
+@pytest.mark.parametrize("git", [
+    "main", "feature/search", "detached", "missing", "{exit: 128}", "{exit: 1, stderr: 'fatal: scripted words'}",
+])
+def test_git_runs_for_real_as_the_scenario_scripts_it(git: str) -> None:
+    scenario = scratch(GIT.format(git=git))
+    processes = replay_processes(scenario)
+    assert_same(processes, replay(scenario))
+    (git_run,) = [e for e in processes.events if e["kind"] == "run" and e["argv"][0] == "git"]
+    if git == "missing":
+        assert git_run["error"].endswith('failed to start: ENOENT: Executable not found in $PATH: "git"')
+    elif git.startswith("{"):
+        assert git_run["exit"] == 128 and "not a git repository" in git_run["stderr"]  # real git's own words
+    else:
+        assert git_run["stdout"] == ("" if git == "detached" else f"{git}\n")
+
+
+def test_a_missing_lich_fails_to_start_and_no_lich_running_is_lich_s_own_line() -> None:
+    for text in ("lich: {installed: false}", "lich: {running: false}", "lich: {subagent: false}"):
+        scenario = scratch(f"""
+title: which lich
+clauses: [SCRATCH]
+{text}
+steps:
+  - call: {{description: Fix the login bug, prompt: Find why login fails and fix it}}
+""")
+        assert_same(replay_processes(scenario), replay(scenario))
+
+
+PARALLEL = """
+title: eight calls at once
+clauses: [SCRATCH]
+lich:
+  open: {ms: 1000, report: {after: 4000, text: Done.}}
+steps:
+  - parallel:
+""" + "".join(f"      - call: {{description: Task {n}, prompt: Do task {n}}}\n" for n in range(1, 9)) + """
+  - until: 12000
+"""
+
+
+def test_eight_parallel_opens_with_real_sleeps_start_together() -> None:
+    scenario = scratch(PARALLEL)
+    result = replay_processes(scenario, real_sleep=True)
+    runs = [e for e in result.events if e["kind"] == "run" and e["argv"][1] == "open"]
+    assert [e["t"] for e in runs] == [0] * 8
+    assert [e["t"] for e in result.events if e["kind"] == "answer"] == [1000] * 8
+    assert len([e for e in result.events if e["kind"] == "note"]) == 8
+    assert_same(result, replay(scenario))
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+
+def agent_cards(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "import sys; from simulator.cli import main; sys.exit(main())", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, check=False)
+
+
+def test_replay_processes_json_passes_on_the_shipped_scenarios() -> None:
+    done = agent_cards("replay", "--processes", "--json", "scenarios")
+    results: list[dict[str, Any]] = [json.loads(line) for line in done.stdout.splitlines()]
+    failed = [f"{r['file']}: {r['failures']}" for r in results if not r["passed"]]
+    assert not failed, "\n".join(failed)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert len(results) == len(SHIPPED)
+
+
+def test_replay_processes_exit_codes_are_the_in_process_ones(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(GIT.format(git="main"), encoding="utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GIT.format(git="main") + "expect:\n  - no run\n", encoding="utf-8")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("title: no steps\nclauses: [SCRATCH]\n", encoding="utf-8")
+    for mode in ((), ("--processes",)):
+        assert agent_cards("replay", *mode, str(good)).returncode == 0
+        assert agent_cards("replay", *mode, "--json", str(bad)).returncode == 1
+        refused = agent_cards("replay", *mode, str(broken))
+        assert refused.returncode == 2 and "steps" in refused.stderr and "Traceback" not in refused.stderr
