@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import py_compile
-import shutil
 import statistics
 import subprocess
 import sys
@@ -28,16 +27,16 @@ import simulator
 import simulator.fake_lich_cli
 import simulator.goflags
 import simulator.lich
+from simulator import real_processes
 from simulator.fake_lich_cli import STATE_ENV, create_state
 from simulator.lich import LichScript, OpenScript
 
 
 def fake_lich_program() -> str:
-    beside = Path(sys.executable).parent / "fake-lich"
-    found = str(beside) if beside.is_file() else shutil.which("fake-lich")
-    if found is None:
-        raise SystemExit("cold_start_fake_lich: no fake-lich program (pip install -e .)")
-    return found
+    try:
+        return real_processes.fake_lich_program()
+    except real_processes.SetupError as error:
+        raise SystemExit(f"cold_start_fake_lich: {error}") from None
 
 
 def interpreter_of(program: str) -> str:

@@ -89,6 +89,21 @@ def fake_lich_program() -> str:
     return found
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that still runs (a zombie waiting to be reaped does not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 

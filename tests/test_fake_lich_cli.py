@@ -16,7 +16,7 @@ import pytest
 import simulator
 from simulator.fake_lich_cli import STATE_ENV, State, create_state, transact
 from simulator.lich import LichScript, LichWorld, OpenScript, Report, StopScript
-from simulator.real_processes import fake_lich_program
+from simulator.real_processes import alive, fake_lich_program
 
 BIN = "/opt/lich/bin/lich"
 SESSION = {"LICH_SESSION_ID": "3c4d", "LICH_BIN": BIN}
@@ -54,21 +54,6 @@ def one_lich_line(done: subprocess.CompletedProcess[str]) -> str:
 
 def world_of(state: str) -> LichWorld:
     return transact(state, lambda s: s.world)
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a process that still runs (a zombie waiting to be reaped does not)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 # --- refusals and no lich at all -----------------------------------------------------------------

@@ -7,7 +7,6 @@ Scratch scenarios cover what the shipped ones may not: a hang, Esc, git's failur
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 
 from simulator.commands import known_clauses, scenario_files
-from simulator.real_processes import ProcessRuns, comparable, replay_processes
+from simulator.real_processes import ProcessRuns, alive, comparable, replay_processes
 from simulator.replay import Replay, replay
 from simulator.scenario import Scenario, read
 
@@ -39,21 +38,6 @@ def assert_same(processes: Replay, in_process: Replay) -> None:
         assert a == b, f"event {index} differs:\n  processes:  {a}\n  in-process: {b}"
     assert len(real["events"]) == len(model["events"])
     assert real == model
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie waiting to be reaped does not)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def gone(pid: int, within_s: float = 5.0) -> bool:
