@@ -1,6 +1,6 @@
 """``agent-cards``: replay scenarios, report clause coverage, or run as a Claude Code command hook.
 
-    agent-cards replay [--json] [--processes] FILE|DIR...
+    agent-cards replay [--json] [--processes] [--lang TAG] FILE|DIR...
                                                exit 0 all passed, 1 an expectation failed, 2 invalid file
     agent-cards coverage [--json] [DIR]        exit 0 every clause shown, 1 a gap or an unknown id
     agent-cards hook                           the mod as a classic command hook (JSON on stdin)
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: agent-cards replay [--json] [--processes] FILE|DIR...
+USAGE = """usage: agent-cards replay [--json] [--processes] [--lang TAG] FILE|DIR...
        agent-cards coverage [--json] [SCENARIOS_DIR]
        agent-cards hook   (a Claude Code command hook: event JSON on stdin)"""
 

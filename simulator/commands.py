@@ -47,14 +47,31 @@ def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
     return scenarios, problems
 
 
+def _take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
+    """Remove ``flag VALUE`` or ``flag=VALUE`` from ``args``; (value, problem)."""
+    for i, arg in enumerate(args):
+        if arg == flag:
+            if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                return None, f"{flag} takes a value, e.g. {flag} ja"
+            value = args[i + 1]
+            del args[i : i + 2]
+            return value, None
+        if arg.startswith(flag + "="):
+            del args[i]
+            return arg.split("=", 1)[1], None
+    return None, None
+
+
 def replay(args: list[str]) -> int:
+    args = list(args)
+    lang, problem = _take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
     as_json = "--json" in args
     processes = "--processes" in args  # every lich and git call a real process (simulator.real_processes)
     paths = [a for a in args if a not in ("--json", "--processes")]
     unknown = [a for a in paths if a.startswith("-")]
-    if unknown or not paths:
-        print(f"agent-cards replay: unknown option {unknown[0]}" if unknown else "agent-cards replay: name "
-              "scenario files or folders", file=sys.stderr)
+    if problem or unknown or not paths:
+        reason = problem or (f"unknown option {unknown[0]}" if unknown else "name scenario files or folders")
+        print(f"agent-cards replay: {reason}", file=sys.stderr)
         return 2
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
@@ -62,6 +79,9 @@ def replay(args: list[str]) -> int:
             print(f"{path}:1: no such file or folder", file=sys.stderr)
         return 2
     scenarios, problems = load_all(scenario_files(paths))
+    if lang is not None:  # the caller's own LICH_PROMPT_LANG is never read: a replay must not depend on its shell
+        for scenario in scenarios:
+            scenario.env["LICH_PROMPT_LANG"] = lang
     for line in problems:
         print(line, file=sys.stderr)
     run: Callable[[Scenario], Replay] = run_replay

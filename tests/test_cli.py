@@ -199,6 +199,20 @@ def test_session_lang_sets_the_prompt_language(clauses_folder: Path) -> None:
         assert literal in japanese and literal in english
 
 
+def test_replay_lang_overrides_every_scenario_and_ignores_the_callers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LICH_PROMPT_LANG", "ru")  # the caller's own, as lich exports it: never read
+    plain = agent_cards("replay", "--json", SCENARIOS / "deliver" / "pending-shared.yaml")
+    assert plain.returncode == 0, plain.stderr
+    (english,) = contexts(json_lines(plain.stdout)[0])
+    assert "took this task" in english
+    done = agent_cards("replay", "--json", "--lang", "ja", SCENARIOS / "deliver" / "pending-shared.yaml")
+    assert done.returncode == 0, done.stderr
+    (context,) = contexts(json_lines(done.stdout)[0])
+    assert JAPANESE.search(context) and "send_to_session" in context and "[lich]" in context
+    missing = agent_cards("replay", "--lang")
+    assert missing.returncode == 2 and missing.stderr.startswith("agent-cards replay: --lang takes a value")
+
+
 # --- coverage -------------------------------------------------------------------------------------------------------
 
 
