@@ -39,10 +39,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
 
 from simulator.lich import CALL_MS, LichRun, LichScript, LichWorld
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of every call)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 __all__ = ["STATE_ENV", "State", "StateError", "create_state", "main", "run_command", "transact"]
 
@@ -52,8 +57,6 @@ ARGV0_ENV = "FAKE_LICH_ARGV0"
 REPORT_ENV = "FAKE_LICH_REPORT_FD"
 REAL_SLEEP_ENV = "FAKE_LICH_REAL_SLEEP"
 SCRIPT_FILE, WORLD_FILE, LOCK_FILE = "script.json", "world.json", "lock"
-
-T = TypeVar("T")
 
 
 class StateError(Exception):

@@ -10,11 +10,15 @@ Error texts are Go's own, without the ``lich: `` prefix the CLI adds.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
-Kind = Literal["bool", "string", "int"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a lich call imports this module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Literal
+
+    Kind = Literal["bool", "string", "int"]
+else:
+    Kind = str  # at run time only annotations name it: no need to import typing for a Literal
 FlagValue = str | bool | int
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -30,12 +34,22 @@ class HelpRequested(Exception):
     """``-h`` or ``-help`` was given and the command defines no such flag (Go's ``flag.ErrHelp``)."""
 
 
-@dataclass
-class Parsed:
+class Parsed:  # noqa: PLW1641 -- mutable, so unhashable (as a dataclass with eq is)
     """The flags that were set (by name, without dashes) and the arguments left after them."""
 
-    flags: dict[str, FlagValue] = field(default_factory=dict)
-    args: list[str] = field(default_factory=list)
+    __slots__ = ("args", "flags")
+
+    def __init__(self, flags: dict[str, FlagValue] | None = None, args: list[str] | None = None) -> None:
+        self.flags: dict[str, FlagValue] = {} if flags is None else flags
+        self.args: list[str] = [] if args is None else args
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Parsed) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.flags, self.args) == (other.flags, other.args)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(flags={self.flags!r}, args={self.args!r})"
 
     def text(self, name: str) -> str | None:
         """The value of a string flag, or None when it was not given."""

@@ -28,11 +28,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from types import MappingProxyType
 
-from simulator.goflags import FlagError, HelpRequested, Kind, Parsed, go_quote, parse
+from simulator.goflags import FlagError, HelpRequested, Parsed, go_quote, parse
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see "records" below)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, ClassVar, Final
+
+    from simulator.goflags import Kind
 
 __all__ = [
     "CALL_MS",
@@ -60,10 +65,80 @@ OPEN_ERRAND: frozenset[str | None] = frozenset({None, "pending", "unanswered"})
 NEW_ONLY = frozenset({"control", "subagent"})  # a command and a flag the old lich lacks
 
 
-class Command(NamedTuple):
-    usage: str
-    summary: str
-    flags: Mapping[str, Kind]
+# --- records -----------------------------------------------------------------------------------------
+#
+# Plain classes, not dataclasses: fake-lich imports this module on every lich call, and ``dataclasses``
+# (which imports ``inspect``), ``typing`` and the decorators' work cost that call ~25 ms. As with a
+# dataclass, a record's fields are the names its class body annotates, in order: the order of its
+# constructor's parameters, of its repr and of the JSON that ``LichWorld.to_json`` writes.
+
+
+class _Fields:
+    """A record of the fields its class annotates, shown as ``Name(field=value, …)``.
+
+    Only the classes that hold the fields derive from it (from :class:`_Value` for an immutable one):
+    a subclass of theirs would count only its own annotations.
+    """
+
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls._fields = tuple(cls.__annotations__)  # its own (Python 3.10+), in order
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({fields})"
+
+
+class _Value(_Fields):
+    """An immutable record (a frozen dataclass): equal and hashed by its fields, each set once in ``__init__``."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"cannot assign to field {name!r}: a {type(self).__name__} is immutable")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a {type(self).__name__} is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Value) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON values: a record as the dict of its fields in order (``asdict``), a tuple as a list."""
+    if isinstance(value, _Fields):
+        return {name: _plain(getattr(value, name)) for name in value._fields}
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+_NOTHING: Mapping[str, Any] = MappingProxyType({})  # an empty default that no caller can change
+
+
+class Command(_Value):
+    """A command of the CLI: its usage line, its line in ``help``, and its flags (name -> kind)."""
+
+    usage: Final[str]
+    summary: Final[str]
+    flags: Final[Mapping[str, Kind]]
+
+    def __init__(self, usage: str, summary: str, flags: Mapping[str, Kind]) -> None:
+        self.usage = usage
+        self.summary = summary
+        self.flags = flags
 
 
 COMMANDS: dict[str, Command] = {
@@ -108,77 +183,120 @@ COMMANDS: dict[str, Command] = {
 # --- the script: how one scenario's lich behaves ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(_Value):
     """How a worker reports after its open."""
 
-    after_ms: int  # ms after the open STARTED at which the worker answers
-    text: str  # its report (the answer)
-    background: bool = False  # its turn ended with a background command left: lich does not close it
+    after_ms: Final[int]  # ms after the open STARTED at which the worker answers
+    text: Final[str]  # its report (the answer)
+    background: Final[bool]  # its turn ended with a background command left: lich does not close it
+
+    def __init__(self, after_ms: int, text: str, background: bool = False) -> None:
+        self.after_ms = after_ms
+        self.text = text
+        self.background = background
 
 
-@dataclass(frozen=True)
-class OpenScript:
+class OpenScript(_Value):
     """How lich answers ONE ``open`` call."""
 
-    delivery: str | None = "pending"  # delivery.status; None: print no delivery at all (still exit 0)
-    answer: str = ""  # delivery.answer, printed as given
-    ms: int = 800  # how long the open takes
-    fail: str | None = None  # nothing opened: stderr "lich: <fail>", exit 1
-    handoff_error: str | None = None  # opened, but the task did not reach it
-    hang: bool = False  # the open never returns; the session IS opened
-    stdout: str | None = None  # raw stdout override
-    stderr: str | None = None  # raw stderr override
-    exit: int | None = None  # exit code override
-    label: str | None = None  # label override
-    name: str | None = None  # roster name override
-    report: Report | None = None  # the worker reports later (None: never)
+    delivery: Final[str | None]  # delivery.status; None: print no delivery at all (still exit 0)
+    answer: Final[str]  # delivery.answer, printed as given
+    ms: Final[int]  # how long the open takes
+    fail: Final[str | None]  # nothing opened: stderr "lich: <fail>", exit 1
+    handoff_error: Final[str | None]  # opened, but the task did not reach it
+    hang: Final[bool]  # the open never returns; the session IS opened
+    stdout: Final[str | None]  # raw stdout override
+    stderr: Final[str | None]  # raw stderr override
+    exit: Final[int | None]  # exit code override
+    label: Final[str | None]  # label override
+    name: Final[str | None]  # roster name override
+    report: Final[Report | None]  # the worker reports later (None: never)
+
+    def __init__(self, delivery: str | None = "pending", answer: str = "", ms: int = 800, fail: str | None = None,
+                 handoff_error: str | None = None, hang: bool = False, stdout: str | None = None,
+                 stderr: str | None = None, exit: int | None = None, label: str | None = None,
+                 name: str | None = None, report: Report | None = None) -> None:
+        self.delivery = delivery
+        self.answer = answer
+        self.ms = ms
+        self.fail = fail
+        self.handoff_error = handoff_error
+        self.hang = hang
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit = exit
+        self.label = label
+        self.name = name
+        self.report = report
 
 
-@dataclass(frozen=True)
-class ListScript:
+class ListScript(_Value):
     """``sessions`` fails while ``from_ms <= now_ms < until_ms``."""
 
-    from_ms: int
-    until_ms: int
-    stdout: str = ""
-    stderr: str = "lich: the session list could not be read\n"
-    exit: int = 1
+    from_ms: Final[int]
+    until_ms: Final[int]
+    stdout: Final[str]
+    stderr: Final[str]
+    exit: Final[int]
+
+    def __init__(self, from_ms: int, until_ms: int, stdout: str = "",
+                 stderr: str = "lich: the session list could not be read\n", exit: int = 1) -> None:
+        self.from_ms = from_ms
+        self.until_ms = until_ms
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit = exit
 
 
-@dataclass(frozen=True)
-class StopScript:
+class StopScript(_Value):
     """Scripted answer of ``close NAME`` / ``control NAME abort`` for one worker roster name.
 
     exit 0 runs the command as usual; 1 refuses it (``stderr`` is the reason, ``lich: `` added when
     missing); 2 and 3 are control's ``delivered`` and ``ended`` (for ``close``: that exit, no output).
     """
 
-    exit: int
-    stderr: str = ""
+    exit: Final[int]
+    stderr: Final[str]
+
+    def __init__(self, exit: int, stderr: str = "") -> None:
+        self.exit = exit
+        self.stderr = stderr
 
 
-@dataclass(frozen=True)
-class LichScript:
+_DEFAULT_OPEN = OpenScript()  # one for every LichScript: an OpenScript is immutable
+
+
+class LichScript(_Value):
     """The whole fake lich for one scenario. ``opens`` and ``lists`` may be given as lists."""
 
-    running: bool = True
-    subagent: bool = True
-    project: str = "app"
-    checkout: str = "/work/app"
-    worktrees: str = "/lich/worktrees"
-    caller_label: str = "planner"
-    opens: tuple[OpenScript, ...] = ()
-    lists: tuple[ListScript, ...] = ()
-    stops: Mapping[str, StopScript] = field(default_factory=dict)
-    by_prompt: Mapping[str, OpenScript] = field(default_factory=dict)  # an open whose --prompt is a key
-    default_open: OpenScript = field(default_factory=OpenScript)  # an open neither opens nor by_prompt scripts
+    running: Final[bool]
+    subagent: Final[bool]
+    project: Final[str]
+    checkout: Final[str]
+    worktrees: Final[str]
+    caller_label: Final[str]
+    opens: Final[tuple[OpenScript, ...]]
+    lists: Final[tuple[ListScript, ...]]
+    stops: Final[Mapping[str, StopScript]]
+    by_prompt: Final[Mapping[str, OpenScript]]  # an open whose --prompt is a key
+    default_open: Final[OpenScript]  # an open neither opens nor by_prompt scripts
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "opens", tuple(self.opens))
-        object.__setattr__(self, "lists", tuple(self.lists))
-        object.__setattr__(self, "stops", dict(self.stops))
-        object.__setattr__(self, "by_prompt", dict(self.by_prompt))
+    def __init__(self, running: bool = True, subagent: bool = True, project: str = "app",
+                 checkout: str = "/work/app", worktrees: str = "/lich/worktrees", caller_label: str = "planner",
+                 opens: Sequence[OpenScript] = (), lists: Sequence[ListScript] = (),
+                 stops: Mapping[str, StopScript] = _NOTHING, by_prompt: Mapping[str, OpenScript] = _NOTHING,
+                 default_open: OpenScript = _DEFAULT_OPEN) -> None:
+        self.running = running
+        self.subagent = subagent
+        self.project = project
+        self.checkout = checkout
+        self.worktrees = worktrees
+        self.caller_label = caller_label
+        self.opens = tuple(opens)
+        self.lists = tuple(lists)
+        self.stops = dict(stops)
+        self.by_prompt = dict(by_prompt)
+        self.default_open = default_open
 
     def open_for(self, n: int, prompt: str | None) -> OpenScript:
         """The script of the n-th open (0-based) handing over ``prompt``: by prompt, then by order, then default."""
@@ -190,30 +308,38 @@ class LichScript:
 # --- what comes out ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LichRun:
+class LichRun(_Value):
     """One command's outcome. With ``hang`` the command never returns: exit_code is -1 and ms meaningless."""
 
-    stdout: str
-    stderr: str
-    exit_code: int
-    ms: int
-    hang: bool = False
+    stdout: Final[str]
+    stderr: Final[str]
+    exit_code: Final[int]
+    ms: Final[int]
+    hang: Final[bool]
+
+    def __init__(self, stdout: str, stderr: str, exit_code: int, ms: int, hang: bool = False) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_code = exit_code
+        self.ms = ms
+        self.hang = hang
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(_Value):
     """A note lich types at the asking session's prompt at ``at_ms`` (§10.2; §10.1 for plain errands)."""
 
-    at_ms: int
-    text: str
+    at_ms: Final[int]
+    text: Final[str]
+
+    def __init__(self, at_ms: int, text: str) -> None:
+        self.at_ms = at_ms
+        self.text = text
 
 
 # --- internal state ----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Session:
+class _Session(_Fields):  # mutable, so compared by identity (the world tells sessions apart with `is`)
     """A session this lich opened. Its state over time is derived from the times below."""
 
     id: str
@@ -229,16 +355,45 @@ class _Session:
     origin_label: str
     opened_at: int
     bin: str  # argv[0] of the open, for the nudge note
-    ticket: str = ""  # "" when no task reached it
-    status: str | None = None  # the delivery status its open printed
-    first_state: str = ""  # state until it answers: "busy", "done" or ""
-    answer_at: int | None = None
-    answer: str = ""
-    close_on_answer: bool = False  # §9: a shared --subagent worker is closed once it answered
-    closed_at: int | None = None
-    aborted_at: int | None = None
-    note_sent: bool = False
-    collected: bool = False
+    ticket: str  # "" when no task reached it
+    status: str | None  # the delivery status its open printed
+    first_state: str  # state until it answers: "busy", "done" or ""
+    answer_at: int | None
+    answer: str
+    close_on_answer: bool  # §9: a shared --subagent worker is closed once it answered
+    closed_at: int | None
+    aborted_at: int | None
+    note_sent: bool
+    collected: bool
+
+    def __init__(self, *, id: str, label: str, name: str, kind: str, project: str, path: str, branch: str,
+                 folder: str, subagent: bool, origin_id: str, origin_label: str, opened_at: int, bin: str,
+                 ticket: str = "", status: str | None = None, first_state: str = "", answer_at: int | None = None,
+                 answer: str = "", close_on_answer: bool = False, closed_at: int | None = None,
+                 aborted_at: int | None = None, note_sent: bool = False, collected: bool = False) -> None:
+        self.id = id
+        self.label = label
+        self.name = name
+        self.kind = kind
+        self.project = project
+        self.path = path
+        self.branch = branch
+        self.folder = folder
+        self.subagent = subagent
+        self.origin_id = origin_id
+        self.origin_label = origin_label
+        self.opened_at = opened_at
+        self.bin = bin
+        self.ticket = ticket
+        self.status = status
+        self.first_state = first_state
+        self.answer_at = answer_at
+        self.answer = answer
+        self.close_on_answer = close_on_answer
+        self.closed_at = closed_at
+        self.aborted_at = aborted_at
+        self.note_sent = note_sent
+        self.collected = collected
 
     def state(self, now: int) -> str:
         answered = self.answer_at is not None and now >= self.answer_at
@@ -256,18 +411,28 @@ class _Session:
         return bool(self.ticket) and self.status in OPEN_ERRAND and not self.collected
 
 
-@dataclass(frozen=True)
-class _Ctx:
-    env: Mapping[str, str]
-    now: int
-    bin: str
+class _Ctx(_Value):
+    env: Final[Mapping[str, str]]
+    now: Final[int]
+    bin: Final[str]
+
+    def __init__(self, env: Mapping[str, str], now: int, bin: str) -> None:
+        self.env = env
+        self.now = now
+        self.bin = bin
 
 
-class _Caller(NamedTuple):
-    id: str
-    label: str
-    name: str
-    folder: str
+class _Caller(_Value):
+    id: Final[str]
+    label: Final[str]
+    name: Final[str]
+    folder: Final[str]
+
+    def __init__(self, id: str, label: str, name: str, folder: str) -> None:
+        self.id = id
+        self.label = label
+        self.name = name
+        self.folder = folder
 
 
 class _Refused(Exception):
@@ -327,14 +492,6 @@ def _distance(a: str, b: str) -> int:
 def _nearest(word: str, names: Sequence[str]) -> str | None:
     scored = sorted((_distance(word, name), index, name) for index, name in enumerate(names))
     return scored[0][2] if scored and scored[0][0] <= min(2, len(word) - 1) else None
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
 
 
 def _open_from_json(o: Mapping[str, Any]) -> OpenScript:
@@ -401,8 +558,8 @@ class LichWorld:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "script": _plain(asdict(self.script)),
-            "sessions": [asdict(s) for s in self.sessions],
+            "script": _plain(self.script),
+            "sessions": [_plain(s) for s in self.sessions],
             "counters": dict(self.counters),
             "sent": dict(self.sent),
         }
