@@ -61,7 +61,7 @@ class Permission:
 @dataclass
 class Session:
     env: dict[str, str]
-    cwd: str = "/work/app"
+    cwd: str = "/home/dev/app"
     modes: list[str] = field(default_factory=list)
     agent_types: tuple[str, ...] = AGENT_TYPES
     permission: Permission = field(default_factory=Permission)  # how the permission check answers by default
@@ -372,7 +372,7 @@ class FakeClaudeCode:
             "description": e.get("description"),
             "resolvedModel": answer.get("model"),
             "prompt": e.get("prompt"),
-            "outputFile": f"/tmp/claude-0/-work-app/session/tasks/{agent_id}.output",
+            "outputFile": f"/tmp/claude-0/-home-dev-app/session/tasks/{agent_id}.output",
             "canReadOutputFile": True,
             "canContinueAgent": True,
         }

@@ -282,7 +282,7 @@ class LichScript(_Value):
     default_open: Final[OpenScript]  # an open neither opens nor by_prompt scripts
 
     def __init__(self, running: bool = True, subagent: bool = True, project: str = "app",
-                 checkout: str = "/work/app", worktrees: str = "/lich/worktrees", caller_label: str = "planner",
+                 checkout: str = "/home/dev/app", worktrees: str = "/lich/worktrees", caller_label: str = "planner",
                  opens: Sequence[OpenScript] = (), lists: Sequence[ListScript] = (),
                  stops: Mapping[str, StopScript] = _NOTHING, by_prompt: Mapping[str, OpenScript] = _NOTHING,
                  default_open: OpenScript = _DEFAULT_OPEN) -> None:

@@ -156,7 +156,7 @@ def test_open_shared_subagent_json() -> None:
     assert list(body) == ["id", "projectId", "project", "label", "name", "kind", "path", "nextSeq",
                           "originSessionId", "originLabel", "confined", "folder", "run", "delivery"]
     assert body["id"] == "9f81" and body["label"] == "Session 2" and body["name"] == "session-2-9f81"
-    assert body["path"] == "/work/app" and body["project"] == "app" and body["kind"] == "claude"
+    assert body["path"] == "/home/dev/app" and body["project"] == "app" and body["kind"] == "claude"
     assert (body["originSessionId"], body["originLabel"], body["folder"]) == ("3c4d", "planner", "planner")
     assert body["delivery"] == {"ticket": "a1b2c301", "target": "Session 2", "status": "pending", "answer": ""}
     assert w.roster(1000) == [{"label": "Session 2", "name": "session-2-9f81", "project": "app",
@@ -223,7 +223,7 @@ def test_open_flag_errors() -> None:
 
 def test_open_project_outside_a_session_and_by_path() -> None:
     w = world()
-    body = out(lich(w, "open", "--project", "/work/app", "--prompt", "hi", "--json", env={}))
+    body = out(lich(w, "open", "--project", "/home/dev/app", "--prompt", "hi", "--json", env={}))
     assert (body["project"], body["originSessionId"], body["originLabel"]) == ("app", "", "")
 
 
