@@ -64,8 +64,8 @@ def _within(wanted: Any, item: Any) -> bool:
     return isinstance(wanted, str) and isinstance(item, str) and wanted in item
 
 
-def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any]]) -> list[str]:
-    """One message per expectation that does not hold (empty: all hold)."""
+def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any]], file: str = "") -> list[str]:
+    """One ``FILE:LINE: …`` message per expectation that does not hold (empty: all hold)."""
     out = []
     for exp in expectations:
         found = [e for e in events if e["kind"] == exp.kind and matches(exp.fields, e)]
@@ -75,7 +75,7 @@ def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any
             continue
         wanted = "at least one" if exp.count is None else ("no" if exp.count == 0 else f"exactly {exp.count}")
         what = json.dumps(exp.fields, ensure_ascii=False) if exp.fields else "(any)"
-        message = f"line {exp.line}: expected {wanted} {exp.kind} event matching {what}, found {len(found)}"
+        message = f"{file}:{exp.line}: expected {wanted} {exp.kind} event matching {what}, found {len(found)}"
         if found and exp.count == 0:
             message += f" (first at t={found[0]['t']})"
         out.append(message)

@@ -94,7 +94,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
         if host is not None:
             await host.close()
     events = host.transcript.events if host is not None else []
-    failures += expect.failures(scenario.expect, events)
+    failures += expect.failures(scenario.expect, events, scenario.file)
     return Replay(scenario.file, scenario.title, scenario.clauses, events, failures)
 
 

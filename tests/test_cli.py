@@ -153,7 +153,7 @@ def test_a_failed_expectation_exits_1(clauses_folder: Path) -> None:
     assert "Traceback" not in done.stderr
     (result,) = json_lines(done.stdout)
     assert result["passed"] is False
-    assert any("line 6" in failure for failure in result["failures"])
+    assert any(failure.startswith(f"{path}:6: expected") for failure in result["failures"])
     text = agent_cards("replay", path)
     assert text.returncode == 1 and "FAILED" in text.stdout
 
