@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_cards.engine import HookResult, ProcessResult
+from agent_cards.engine import HookResult, ProcessResult, text
 from agent_cards.texts import agent_text
 
 Arm = Literal["async", "completed", "deny"]
@@ -67,10 +67,6 @@ def lich_reason(result: ProcessResult) -> str:
     return result.stderr.strip() or f"exit code {result.exit_code}"
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def read_open(result: ProcessResult) -> Opened | NotOpened:
     try:
         printed = json.loads(result.stdout)
@@ -80,19 +76,19 @@ def read_open(result: ProcessResult) -> Opened | NotOpened:
         if result.exit_code == 0 and not result.stderr.strip():
             return NotOpened("lich open printed no session (its output is not the JSON object --json gives)")
         return NotOpened(lich_reason(result))
-    label = _text(printed.get("label")) or _text(printed.get("name")) or _text(printed.get("id"))
+    label = text(printed.get("label")) or text(printed.get("name")) or text(printed.get("id"))
     delivery = printed.get("delivery")
     if delivery is None:
         return NotOpened(lich_reason(result), label=label or None)
-    name = _text(printed.get("name")) or label
+    name = text(printed.get("name")) or label
     details = delivery if isinstance(delivery, dict) else {}
     status = details.get("status")
     return Opened(
         label=label or name,
         name=name,
-        path=_text(printed.get("path")),
+        path=text(printed.get("path")),
         status=status if isinstance(status, str) else json.dumps(status),
-        answer=_text(details.get("answer")),
+        answer=text(details.get("answer")),
     )
 
 
@@ -138,11 +134,11 @@ def answer(call: Call, opened: Opened, now_ms: int) -> tuple[HookResult, bool]:
         }
         return {"result": result, "context": [agent_text(call.lang, f"context.{where}", **slots)]}, row.counted
     if row.arm == "completed":
-        text = agent_text(call.lang, f"completed.{where}", answer=opened.answer, **slots)
+        report = agent_text(call.lang, f"completed.{where}", answer=opened.answer, **slots)
         result = {
             "status": "completed",
             "agentId": opened.name,
-            "content": [{"type": "text", "text": text}],
+            "content": [{"type": "text", "text": report}],
             "totalToolUseCount": 0,
             "totalDurationMs": max(0, now_ms - call.started_ms),
             "totalTokens": 0,

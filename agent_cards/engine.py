@@ -27,6 +27,16 @@ Matcher: TypeAlias = Mapping[str, Any]
 """A partial match on the event: scalars by equality, ``re.Pattern`` against the value as text, a list for
 "one of", a mapping for a partial match of a nested object."""
 
+def text(value: Any) -> str:
+    """An event field as text: the value when it is a string, else ``""`` (a missing or odd field)."""
+    return value if isinstance(value, str) else ""
+
+
+def error_reason(error: BaseException) -> str:
+    """What a failure says, for a toast or a deny: its message, else its type's name."""
+    return str(error) or type(error).__name__
+
+
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_TIMEOUT_MS = 600_000
 

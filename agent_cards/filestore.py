@@ -15,7 +15,6 @@ import contextlib
 import fcntl
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 
@@ -25,19 +24,14 @@ STALE_SECONDS = 30 * 24 * 3600  # a session file untouched this long is dropped 
 _UNSAFE = "/\\\0"
 
 
-def warn(line: str) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"agent-cards: {line}\n")
-        sys.stderr.flush()
-
-
 class FileStore:
     """A :class:`agent_cards.state.StateStore` in one JSON file.
 
     ``expect_file``: a missing file is worth a warning (it is not, before the session's first write).
+    ``report`` shows a warning (the hook writes it on stderr).
     """
 
-    def __init__(self, path: str, *, expect_file: bool = True, report: Callable[[str], None] = warn) -> None:
+    def __init__(self, path: str, *, report: Callable[[str], None], expect_file: bool = True) -> None:
         self.path = path
         self.lock_path = path + ".lock"
         self.expect_file = expect_file
@@ -81,11 +75,7 @@ class FileStore:
         if not isinstance(data, dict):
             self.report(f"the state file {self.path} is not a JSON object; starting from an empty state")
             return ModState()
-        try:
-            return ModState.from_json(data)
-        except (TypeError, ValueError, AttributeError):
-            self.report(f"the state file {self.path} holds a state it cannot read; starting from an empty state")
-            return ModState()
+        return ModState.from_json(data)  # tolerant: what it cannot read becomes the empty state
 
     def _write(self, state: ModState) -> None:
         temp = f"{self.path}.{os.getpid()}.tmp"

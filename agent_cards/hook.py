@@ -38,6 +38,8 @@ import json
 import os
 import sys
 
+from agent_cards.engine import error_reason, text
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -89,10 +91,6 @@ def attended(env: Environ) -> bool:
 # -- input and output ------------------------------------------------------------------------------
 
 
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def parse(raw: bytes) -> dict[str, Any] | None:
     try:
         data = json.loads(raw)
@@ -109,9 +107,9 @@ def tool_event(data: Mapping[str, Any]) -> Event | None:
     """The call as the mod's ``tool.call`` sees it: the input, flattened with the envelope."""
     tool_input = data.get("tool_input")
     if not isinstance(tool_input, dict):
-        warn(f"{_text(data.get('tool_name')) or 'a tool call'} came without a tool_input object; left alone")
+        warn(f"{text(data.get('tool_name')) or 'a tool call'} came without a tool_input object; left alone")
         return None
-    e: Event = {**tool_input, "tool": data.get("tool_name"), "tool_use_id": _text(data.get("tool_use_id"))}
+    e: Event = {**tool_input, "tool": data.get("tool_name"), "tool_use_id": text(data.get("tool_use_id"))}
     agent_id = data.get("agent_id")
     if isinstance(agent_id, str) and agent_id:
         e["agentId"] = agent_id  # the call was made inside a subagent (TAKE-ORIGIN)
@@ -134,7 +132,7 @@ def toast(key: str, e: Event, **slots: object) -> Output:
     """The mod's toast, as the one thing a hook can show the person without deciding: ``systemMessage``."""
     from agent_cards.texts import person_text
 
-    return {"systemMessage": person_text(key, description=_text(e.get("description")), **slots)}
+    return {"systemMessage": person_text(key, description=text(e.get("description")), **slots)}
 
 
 # -- state -----------------------------------------------------------------------------------------
@@ -148,7 +146,7 @@ def store_of(data: Mapping[str, Any], env: Environ, *, expect_file: bool) -> Fil
     if not data_dir:
         warn("CLAUDE_PLUGIN_DATA is not set, so this session's state cannot be kept; Agent calls stay native")
         return None
-    path = session_file(data_dir, _text(data.get("session_id")))
+    path = session_file(data_dir, text(data.get("session_id")))
     if path is None:
         warn("the hook input names no usable session_id; Agent calls stay native")
         return None
@@ -205,7 +203,7 @@ def run_process(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> Proces
 
 
 def _cwd(data: Mapping[str, Any]) -> str | None:
-    cwd = _text(data.get("cwd"))
+    cwd = text(data.get("cwd"))
     return cwd if cwd and os.path.isdir(cwd) else None
 
 
@@ -216,7 +214,7 @@ def _settings_files(data: Mapping[str, Any], env: Environ) -> list[str]:
     home = env.get("HOME") or os.path.expanduser("~")
     config = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     files = [*MANAGED_SETTINGS, os.path.join(config, "settings.json")]
-    for project in dict.fromkeys(p for p in (env.get("CLAUDE_PROJECT_DIR"), _text(data.get("cwd"))) if p):
+    for project in dict.fromkeys(p for p in (env.get("CLAUDE_PROJECT_DIR"), text(data.get("cwd"))) if p):
         folder = os.path.join(project, ".claude")
         files += [os.path.join(folder, "settings.json"), os.path.join(folder, "settings.local.json")]
     return files
@@ -233,7 +231,7 @@ def _covers(rule: str, agent_type: str) -> bool:
 
 def permission_rule(data: Mapping[str, Any], env: Environ, e: Event) -> str | None:
     """A ``deny`` or ``ask`` rule in the settings files this hook can read that covers the call."""
-    agent_type = _text(e.get("subagent_type")) or "general-purpose"
+    agent_type = text(e.get("subagent_type")) or "general-purpose"
     for path in _settings_files(data, env):
         try:
             with open(path, "rb") as fh:
@@ -302,8 +300,8 @@ def take(
             facts.base = base
             if rules.first_leaving(rules.AFTER_BASE, facts) is not None:
                 return None
-        tool_use_id = _text(e.get("tool_use_id"))
-        description, prompt = _text(e.get("description")), _text(e.get("prompt"))
+        tool_use_id = text(e.get("tool_use_id"))
+        description, prompt = text(e.get("description")), text(e.get("prompt"))
         branch = branch_name(description, tool_use_id) if facts.isolated else ""
         argv = lich_calls.open_argv(facts.lich_bin, e, branch, base)
         call = delivery.Call(tool_use_id, description, prompt, branch, _now_ms(), env.get("LICH_PROMPT_LANG"))
@@ -312,7 +310,7 @@ def take(
         except ProcessError as error:
             printed = delivery.NotOpened(str(error))
     except Exception as error:  # FALL-BEFORE-ONLY: lich does not have the task, so the native agent runs
-        return toast("toast.open_failed", e, reason=str(error) or type(error).__name__)
+        return toast("toast.open_failed", e, reason=error_reason(error))
     if isinstance(printed, delivery.NotOpened):  # DELIV-OPEN-FAILED / FALL-OPEN-FAILED
         if printed.label:
             return toast("toast.not_reached", e, label=printed.label, reason=printed.reason)

@@ -18,17 +18,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, ProcessResult
+from agent_cards.delivery import lich_reason
+from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, ProcessResult, text
 from agent_cards.state import Worker
 from agent_cards.texts import person_text
 
 OPEN_TIMEOUT_MS = 120_000  # lich's own limit for an open with a task: 60 + 20 + 30 s (OPEN-TIMEOUT)
 STOP_TIMEOUT_MS = DEFAULT_TIMEOUT_MS
 BASE_ARGV = ("git", "branch", "--show-current")
-
-
-def text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def base_of(result: ProcessResult) -> str:
@@ -73,7 +70,7 @@ def stop_refusal(worker: Worker, result: ProcessResult) -> str | None:
     """STOP-REFUSED: lich's reason when it refused the stop; None when the worker was stopped."""
     if result.exit_code == 0 or (not worker.shared and result.exit_code in CONTROL_GOES_THROUGH):
         return None
-    return result.stderr.strip() or f"exit code {result.exit_code}"
+    return lich_reason(result)
 
 
 def stop_result(task_id: str, worker: Worker) -> dict[str, Any]:

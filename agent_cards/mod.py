@@ -27,8 +27,8 @@ from typing import Any
 from agent_cards import delivery, lich_calls, rules
 from agent_cards.branch import branch_name
 from agent_cards.delivery import Call, NotOpened
-from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError
-from agent_cards.lich_calls import OPEN_TIMEOUT_MS, text
+from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, error_reason, text
+from agent_cards.lich_calls import OPEN_TIMEOUT_MS
 from agent_cards.state import MemoryStore, StateStore, Worker
 from agent_cards.texts import agent_text, person_text
 
@@ -98,7 +98,7 @@ class AgentCards:
             result = await host.process.run(parked.argv, timeout_ms=OPEN_TIMEOUT_MS)
             printed = delivery.read_open(result)  # OPEN-LAST: nothing runs after the open
         except Exception as error:  # FALL-BEFORE-ONLY: decided here, never left to the engine's fail-open
-            printed = NotOpened(_reason(error))
+            printed = NotOpened(error_reason(error))
         if isinstance(printed, NotOpened):
             if next.signal.aborted:  # FALL-ESC-OPEN: lich may already have the task; never run it twice
                 key = "deny.esc.isolated" if call.isolated else "deny.esc"
@@ -175,7 +175,7 @@ class AgentCards:
             result = await host.process.run(lich_calls.stop_argv(state.lich_bin, worker))
             refusal = lich_calls.stop_refusal(worker, result)
         except Exception as error:
-            refusal = _reason(error)
+            refusal = error_reason(error)
         if refusal is not None:  # STOP-REFUSED: the worker still counts
             lang = host.env.get("LICH_PROMPT_LANG")
             return {"deny": agent_text(lang, "deny.stop_refused", label=worker.label, reason=refusal)}
@@ -187,10 +187,6 @@ class AgentCards:
         # A toast that cannot be shown must not change what the call does.
         with contextlib.suppress(Exception):
             await host.ui.toast(person_text(key, description=text(e.get("description")), **slots))
-
-
-def _reason(error: BaseException) -> str:
-    return str(error) or type(error).__name__
 
 
 def register(on: On, store: StateStore | None = None) -> AgentCards:

@@ -163,7 +163,7 @@ def reason(output: Mapping[str, Any] | None) -> str:
 def state(data_dir: Path, session: str = SESSION) -> ModState:
     path = session_file(str(data_dir), session)
     assert path is not None
-    return FileStore(path).get()
+    return FileStore(path, report=print).get()
 
 
 def started(project: Path) -> None:
@@ -223,7 +223,7 @@ def test_a_state_file_it_cannot_read_is_the_empty_state(tmp_path: Path, junk: st
     store = FileStore(str(path), report=lines.append)
     assert store.get().workers == () and store.get().interactive is False
     state = store.update(lambda s: s.with_worker(Worker("w-1", "W", "d", True), "/bin/lich"))
-    assert FileStore(str(path)).get() == state
+    assert FileStore(str(path), report=lines.append).get() == state
     assert all("\n" not in line and "starting from an empty state" in line for line in lines)
 
 
