@@ -56,7 +56,7 @@ from simulator.fake_lich_cli import (
     transact,
 )
 from simulator.lich import CALL_MS, LichWorld, Note
-from simulator.processes import GIT_MS, GitScript, capped, interrupted, not_found, timed_out
+from simulator.processes import GIT_MS, GitScript, capped, interrupted, not_found, timed_out, wait_unless_aborted
 from simulator.replay import Replay, replay
 from simulator.scenario import Scenario
 
@@ -166,13 +166,13 @@ class ProcessExecutor:
             raise not_found(argv)
         if hang:
             try:
-                await self._virtual_wait(timeout_ms, signal)
+                await wait_unless_aborted(timeout_ms, signal)
             finally:
                 self._kill(proc)  # a real timeout (or Esc) kills the real process and its children
             raise interrupted(argv) if signal.aborted else timed_out(argv, timeout_ms)
         collecting = asyncio.ensure_future(self.loop.run_real(lambda: self._finish(proc, limit)))
         try:
-            await self._virtual_wait(min(ms, timeout_ms), signal)
+            await wait_unless_aborted(min(ms, timeout_ms), signal)
             if signal.aborted:
                 raise interrupted(argv)
             if ms > timeout_ms:
@@ -182,15 +182,6 @@ class ProcessExecutor:
             raise
         exit_code, stdout, stderr = await collecting  # already in: the clock stood still until it was
         return capped(stdout, stderr, exit_code)
-
-    @staticmethod
-    async def _virtual_wait(ms: int, signal: AbortSignal) -> None:
-        """Wait ``ms`` on the virtual clock, or until ``signal`` aborts, as VirtualExecutor does."""
-        aborted = signal.wait()
-        try:
-            await asyncio.wait({aborted}, timeout=ms / 1000)
-        finally:
-            aborted.cancel()
 
     # -- the notes the host types at the prompt: read from the lich's state ----------------------------
 
