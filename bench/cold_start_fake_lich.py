@@ -15,13 +15,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import py_compile
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+
+from coldstart import Case, measure, report
 
 import simulator
 import simulator.fake_lich_cli
@@ -53,12 +53,6 @@ def compile_modules() -> None:
             py_compile.compile(source, cfile=importlib.util.cache_from_source(source), doraise=True)
 
 
-def once(argv: Sequence[str], env: Mapping[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - started
-
-
 def main(argv: Sequence[str]) -> int:
     runs = int(argv[0]) if argv else 40
     program = fake_lich_program()
@@ -71,24 +65,15 @@ def main(argv: Sequence[str]) -> int:
         for _ in range(4):  # a few opens, so that `sessions` lists something
             subprocess.run([program, "open", "--kind", "claude", "--subagent", "--prompt", "task", "--json"],
                            env=env, stdout=subprocess.DEVNULL, check=True)
-        cases: dict[str, tuple[list[str], Mapping[str, str]]] = {
-            "python -c pass": ([python, "-c", "pass"], env),
-            "fake-lich version (no state)": ([program, "version"], bare),
-            "fake-lich sessions --json": ([program, "sessions", "--json"], env),
-            "fake-lich open … --json": ([program, "open", "--kind", "claude", "--subagent", "--prompt", "t",
-                                         "--json"], env),
+        cases = {
+            "python -c pass": Case([python, "-c", "pass"], env),
+            "fake-lich version (no state)": Case([program, "version"], bare),
+            "fake-lich sessions --json": Case([program, "sessions", "--json"], env),
+            "fake-lich open … --json": Case([program, "open", "--kind", "claude", "--subagent", "--prompt", "t",
+                                             "--json"], env),
         }
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for command, command_env in cases.values():  # warm the caches once
-            once(command, command_env)
-        for _ in range(runs):
-            for name, (command, command_env) in cases.items():
-                times[name].append(once(command, command_env))
-    base = statistics.median(times["python -c pass"])
-    print(f"interpreter: {python}; {runs} runs of each, interleaved")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"{name:<30} median {median * 1000:7.1f} ms   ratio {median / base:4.2f}x")
+        medians = measure(cases, runs)
+    report(python, runs, medians, base="python -c pass")
     return 0
 
 

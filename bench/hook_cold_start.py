@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+
+from coldstart import Case, measure, report
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
@@ -36,15 +35,6 @@ SESSION = "bench-session"
 def base_interpreter() -> str:
     base = getattr(sys, "_base_executable", None) or sys.executable
     return str(Path(base).resolve())
-
-
-def once(argv: Sequence[str], stdin: bytes, env: Mapping[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, env=dict(env), capture_output=True, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0 or done.stdout or done.stderr:
-        raise SystemExit(f"hook_cold_start: {argv} answered {done.returncode} {done.stdout!r} {done.stderr!r}")
-    return elapsed
 
 
 def main(args: Sequence[str]) -> int:
@@ -78,28 +68,17 @@ def main(args: Sequence[str]) -> int:
         }).encode()
         launcher = ["sh", str(LAUNCHER)]
         module = [python, "-m", "agent_cards.hook"]
-        cases: dict[str, tuple[list[str], bytes]] = {
-            "python3 -c pass": ([python, "-c", "pass"], b""),
-            "python3 -I -S -c pass (floor)": ([python, "-I", "-S", "-c", "pass"], b""),
-            "hook SessionStart (hooks.json)": (launcher, start),
-            "hook Explore call (hooks.json)": (launcher, explore),
-            "python -m agent_cards.hook Explore": (module, explore),
-            "hook Explore call, python3 from PATH": (launcher, explore),
-        }
-        envs: dict[str, Mapping[str, str]] = dict.fromkeys(cases, env)
         path_env = {k: v for k, v in env.items() if k != "AGENT_CARDS_PYTHON"}
-        envs["hook Explore call, python3 from PATH"] = path_env
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for name, (command, stdin) in cases.items():  # warm the caches (and write the bytecode) once
-            once(command, stdin, envs[name])
-        for _ in range(runs):
-            for name, (command, stdin) in cases.items():
-                times[name].append(once(command, stdin, envs[name]))
-    base = statistics.median(times["python3 -c pass"])
-    print(f"interpreter: {python}; {runs} runs of each, interleaved")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"{name:<36} median {median * 1000:7.1f} ms   ratio {median / base:4.2f}x")
+        cases = {
+            "python3 -c pass": Case([python, "-c", "pass"], env),
+            "python3 -I -S -c pass (floor)": Case([python, "-I", "-S", "-c", "pass"], env),
+            "hook SessionStart (hooks.json)": Case(launcher, env, start, silent=True),
+            "hook Explore call (hooks.json)": Case(launcher, env, explore, silent=True),
+            "python -m agent_cards.hook Explore": Case(module, env, explore, silent=True),
+            "hook Explore call, python3 from PATH": Case(launcher, path_env, explore, silent=True),
+        }
+        medians = measure(cases, runs)
+    report(python, runs, medians, base="python3 -c pass")
     return 0
 
 
