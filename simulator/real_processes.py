@@ -55,7 +55,7 @@ from simulator.fake_lich_cli import (
     create_state,
     transact,
 )
-from simulator.lich import CALL_MS, LichWorld, Note
+from simulator.lich import CALL_MS, LichScript, LichWorld, Note
 from simulator.processes import GIT_MS, GitScript, capped, interrupted, not_found, timed_out, wait_unless_aborted
 from simulator.replay import Replay, replay
 from simulator.scenario import Scenario
@@ -87,6 +87,45 @@ def fake_lich_program() -> str:
     if found is None:
         raise SetupError("the fake-lich program is not installed beside this Python (pip install -e .)")
     return found
+
+
+# Logs every argv (fields end in US, a call in RS US), then hands the call to fake-lich.
+_LOGGING_WRAPPER = """#!/bin/sh
+rs=$(printf '\\036')
+printf '%s\\037' "$@" "$rs" >> "{log}"
+exec "{fake}" "$@"
+"""
+
+
+@dataclass
+class LoggedLich:
+    """``fake-lich`` behind a wrapper that logs every argv it gets: a ``LICH_BIN`` for command hooks and the
+    real Claude Code, whose lich calls a test then reads back with :meth:`calls`."""
+
+    bin: Path
+    state: Path
+    log: Path
+
+    @classmethod
+    def install(cls, folder: Path, script: LichScript) -> LoggedLich:
+        """Put the wrapper in ``folder/bin/lich`` and a lich running ``script`` in ``folder/state``."""
+        log, wrapper = folder / "lich-calls.log", folder / "bin" / "lich"
+        wrapper.parent.mkdir(parents=True)
+        wrapper.write_text(_LOGGING_WRAPPER.format(log=log, fake=fake_lich_program()), encoding="utf-8")
+        wrapper.chmod(0o755)
+        lich = cls(wrapper, folder / "state", log)
+        lich.restart(script)
+        return lich
+
+    def restart(self, script: LichScript) -> None:
+        """A fresh lich running ``script`` (what it was asked so far stays in the log)."""
+        create_state(self.state, script)
+
+    def calls(self) -> list[list[str]]:
+        if not self.log.exists():
+            return []
+        records = self.log.read_text(encoding="utf-8").split("\x1e\x1f")
+        return [record.split("\x1f")[:-1] for record in records[:-1]]
 
 
 def alive(pid: int) -> bool:

@@ -20,8 +20,8 @@ from agent_cards.filestore import FileStore, prune, session_file
 from agent_cards.mod import AgentCards
 from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import AGENT, agent_text, person_text
-from simulator.fake_lich_cli import create_state
 from simulator.lich import LichScript, OpenScript, Report, StopScript
+from simulator.real_processes import LoggedLich, SetupError
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
@@ -32,47 +32,24 @@ LICH_SESSION = "3c4d"
 # -- fixtures --------------------------------------------------------------------------------------
 
 
-FAKE_LICH = Path(sys.executable).parent / "fake-lich"
-# The wrapper logs every argv (fields end in US, a call in RS US) and hands the call to fake-lich.
-WRAPPER = """#!/bin/sh
-rs=$(printf '\\036')
-printf '%s\\037' "$@" "$rs" >> "{log}"
-exec "{fake}" "$@"
-"""
-
-
 @dataclass
-class Lich:
+class Lich(LoggedLich):
     """The fake lich behind LICH_BIN (``fake-lich``, state in FAKE_LICH_STATE), and what it was asked."""
 
-    bin: Path
-    state: Path
-    log: Path
-    checkout: Path
+    checkout: Path = Path()
 
     def script(self, **script: Any) -> None:
         """A fresh lich running this script (the asking session's checkout is the test's project)."""
-        create_state(self.state, LichScript(checkout=str(self.checkout), worktrees="/wt", **script))
-
-    def calls(self) -> list[list[str]]:
-        if not self.log.exists():
-            return []
-        records = self.log.read_text(encoding="utf-8").split("\x1e\x1f")
-        return [record.split("\x1f")[:-1] for record in records[:-1]]
+        self.restart(LichScript(checkout=str(self.checkout), worktrees="/wt", **script))
 
 
 @pytest.fixture
 def lich(tmp_path: Path, project: Path) -> Lich:
-    if not FAKE_LICH.is_file():
-        pytest.skip("fake-lich is not installed (pip install -e .)")
-    log = tmp_path / "lich-calls.log"
-    wrapper = tmp_path / "bin" / "lich"
-    wrapper.parent.mkdir()
-    wrapper.write_text(WRAPPER.format(log=log, fake=FAKE_LICH), encoding="utf-8")
-    wrapper.chmod(0o755)
-    fake = Lich(wrapper, tmp_path / "lich-state", log, project)
-    fake.script()
-    return fake
+    try:
+        logged = LoggedLich.install(tmp_path / "lich", LichScript(checkout=str(project), worktrees="/wt"))
+    except SetupError as error:
+        pytest.skip(str(error))
+    return Lich(logged.bin, logged.state, logged.log, project)
 
 
 @pytest.fixture

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,32 +17,19 @@ import pytest
 
 from agent_cards.texts import agent_text, person_text
 from simulator.claude_cli import Sandbox, Tui, run_print, run_validate
-from simulator.fake_lich_cli import create_state
 from simulator.lich import LichScript, OpenScript
 from simulator.model_api import RecordedRequest, ScriptedModel, ToolUse, text_of, tool_results
+from simulator.real_processes import LoggedLich, SetupError
 
 pytestmark = pytest.mark.e2e
 
 ModelFactory = Callable[..., ScriptedModel]
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE_LICH = Path(sys.executable).parent / "fake-lich"
 TRIGGER = "E2E-TRIGGER: please delegate this to a subagent."
 LAUNCHED = "Async agent launched successfully"
 WORKER = "session-2-9f81"  # the fake lich's first worker: label "Session 2", id 9f81
-WRAPPER = """#!/bin/sh
-rs=$(printf '\\036')
-printf '%s\\037' "$@" "$rs" >> "{log}"
-exec "{fake}" "$@"
-"""
-
-
-@dataclass
-class FakeLich:
-    bin: Path
-    state: Path
-    log: Path
-
+class FakeLich(LoggedLich):
     def env(self) -> dict[str, str]:
         return {
             "LICH_BIN": str(self.bin),
@@ -54,12 +39,6 @@ class FakeLich:
             "FAKE_LICH_STATE": str(self.state),
         }
 
-    def calls(self) -> list[list[str]]:
-        if not self.log.exists():
-            return []
-        records = self.log.read_text(encoding="utf-8").split("\x1e\x1f")
-        return [record.split("\x1f")[:-1] for record in records[:-1]]
-
     def sessions(self) -> list[dict[str, Any]]:
         world = json.loads((self.state / "world.json").read_text(encoding="utf-8"))
         return list(world["sessions"])
@@ -67,16 +46,11 @@ class FakeLich:
 
 @pytest.fixture
 def fake_lich(tmp_path: Path, sandbox: Sandbox) -> FakeLich:
-    if not FAKE_LICH.is_file():
-        pytest.skip("fake-lich is not installed (pip install -e .)")
-    log = tmp_path / "lich-calls.log"
-    wrapper = tmp_path / "lich-bin" / "lich"
-    wrapper.parent.mkdir()
-    wrapper.write_text(WRAPPER.format(log=log, fake=FAKE_LICH), encoding="utf-8")
-    wrapper.chmod(0o755)
-    state = tmp_path / "lich-state"
-    create_state(state, LichScript(checkout=str(sandbox.project)))
-    return FakeLich(wrapper, state, log)
+    try:
+        logged = LoggedLich.install(tmp_path / "lich", LichScript(checkout=str(sandbox.project)))
+    except SetupError as error:
+        pytest.skip(str(error))
+    return FakeLich(logged.bin, logged.state, logged.log)
 
 
 def agent_call(subagent_type: str, description: str, prompt: str) -> ToolUse:
@@ -213,8 +187,7 @@ def test_interactive_open_failure_runs_the_native_agent_and_says_why(
     claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
     """lich could not open a card: no decision, so Claude Code runs its own agent; the person is told."""
-    create_state(fake_lich.state, LichScript(checkout=str(sandbox.project),
-                                             default_open=OpenScript(fail="no lich is running")))
+    fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(fail="no lich is running")))
     general = agent_call("general-purpose", "Fix the auth flow", "Fix the auth flow in src/auth.")
     model = fake_api([general, "Done."], subagent_replies=["Fixed."])
     start = time.monotonic()
