@@ -132,7 +132,9 @@ def answer(call: Call, opened: Opened, now_ms: int) -> tuple[HookResult, bool]:
             "prompt": call.prompt,
             "outputFile": "",
         }
-        return {"result": result, "context": [agent_text(call.lang, f"context.{where}", **slots)]}, row.counted
+        # A worker lich printed no name for can be neither found in its list nor stopped: not counted.
+        counted = row.counted and bool(opened.name)
+        return {"result": result, "context": [agent_text(call.lang, f"context.{where}", **slots)]}, counted
     if row.arm == "completed":
         report = agent_text(call.lang, f"completed.{where}", answer=opened.answer, **slots)
         result = {

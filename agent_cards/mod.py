@@ -110,7 +110,7 @@ class AgentCards:
                 await self._toast(host, "toast.open_failed", e, reason=printed.reason)
             return await next(e)
         parked.answer, counted = delivery.answer(call, printed, host.clock.now())
-        if counted and printed.name:  # a worker lich printed no name for cannot be read back or stopped
+        if counted:
             self._track(host, Worker(printed.name, printed.label, call.description, not call.isolated), parked.lich_bin)
         return {"deny": agent_text(call.lang, "deny.spawn", label=printed.label)}
 

@@ -65,13 +65,13 @@ class _VirtualSelector(selectors.BaseSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if self.real_in_flight and timeout != 0:
-            return self._wait_for_real(timeout)
+            return self._wait_for_real()
         if timeout is None:
             raise Stalled(f"nothing can happen any more at t={self._clock.ms} ms: every task waits on another")
         self._clock.advance_seconds(timeout)
         return []
 
-    def _wait_for_real(self, timeout: float | None) -> list[tuple[selectors.SelectorKey, int]]:
+    def _wait_for_real(self) -> list[tuple[selectors.SelectorKey, int]]:
         """Block for real until a thread wakes the loop; virtual time does not move meanwhile."""
         with selectors.DefaultSelector() as real:
             for key in self._keys.values():
