@@ -36,12 +36,16 @@ def known_clauses(near: Path) -> dict[str, str]:
     return {}
 
 
+def read_checked(file: Path) -> Scenario:
+    """Read a scenario, its clause ids checked against the clause list of its folder (when there is one)."""
+    return read(file, known_clauses=set(known_clauses(file)) or None)
+
+
 def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
     scenarios, problems = [], []
     for file in files:
-        clauses = known_clauses(file)
         try:
-            scenarios.append(read(file, known_clauses=set(clauses) or None))
+            scenarios.append(read_checked(file))
         except ScenarioError as error:
             problems.extend(error.lines())
     return scenarios, problems

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from simulator.commands import CLAUSES_FILE, known_clauses
+from simulator.commands import CLAUSES_FILE, read_checked
 from simulator.replay import replay
-from simulator.scenario import ScenarioError, read
+from simulator.scenario import ScenarioError
 from simulator.snapshot import TranscriptExtension, snapshot_value
 
 
@@ -30,9 +30,8 @@ class ScenarioFile(pytest.File):
 
 
 def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
-    path = Path(request.node.path)
     try:
-        scenario = read(path, known_clauses=set(known_clauses(path)) or None)
+        scenario = read_checked(Path(request.node.path))
     except ScenarioError as error:
         pytest.fail("\n".join(error.lines()), pytrace=False)
     result = replay(scenario)

@@ -89,7 +89,7 @@ class Scenario:
     env: dict[str, str]
     interactive: bool = True
     start: bool = True
-    cwd: str = "/home/dev/app"  # the session's directory (where git runs); lich's checkout is lich.checkout
+    cwd: str = "/home/dev/app"  # the cwd session.start reports; lich's own checkout is lich.checkout
     permission: Permission = field(default_factory=Permission)
     git: GitScript = field(default_factory=GitScript)
     modes: tuple[str, ...] = ()
