@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from simulator.commands import known_clauses, scenario_files
+from simulator.commands import read_checked, scenario_files
 from simulator.real_processes import ProcessRuns, alive, comparable, replay_processes
 from simulator.replay import Replay, replay
 from simulator.scenario import Scenario, read
@@ -25,7 +25,7 @@ SHIPPED = scenario_files([ROOT / "scenarios"])
 
 
 def shipped(path: Path) -> Scenario:
-    return read(path, known_clauses=set(known_clauses(path)) or None)
+    return read_checked(path)
 
 
 def scratch(text: str) -> Scenario:
