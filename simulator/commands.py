@@ -31,8 +31,16 @@ def known_clauses(near: Path) -> dict[str, str]:
     for folder in [near if near.is_dir() else near.parent, *near.resolve().parents]:
         candidate = folder / CLAUSES_FILE
         if candidate.is_file():
-            data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
-            return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+            try:
+                data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+                mark = getattr(error, "problem_mark", None)
+                line = mark.line + 1 if mark is not None else 1
+                reason = str(getattr(error, "problem", None) or error).splitlines()[0]
+                raise ScenarioError(str(candidate), [(line, f"the clause list cannot be read: {reason}")]) from None
+            if not isinstance(data, dict):
+                raise ScenarioError(str(candidate), [(1, "the clause list is a mapping of clause id to its text")])
+            return {str(k): str(v) for k, v in data.items()}
     return {}
 
 
@@ -95,7 +103,11 @@ def replay(args: list[str]) -> int:
         run = replay_processes
     failed = False
     for scenario in scenarios:
-        result = run(scenario)
+        try:
+            result = run(scenario)
+        except Exception as error:  # a fault of the bench itself: one line naming the file, not a traceback
+            failure = f"{scenario.file}:1: the replay itself failed: {type(error).__name__}: {error}"
+            result = Replay(scenario.file, scenario.title, scenario.clauses, [], [failure])
         failed |= not result.passed
         print(render.to_json_line(result) if as_json else render.to_text(result) + "\n")
     if problems:
@@ -107,7 +119,11 @@ def coverage(args: list[str]) -> int:
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]
     folder = Path(paths[0]) if paths else DEFAULT_DIR
-    clauses = known_clauses(folder)
+    try:
+        clauses = known_clauses(folder)
+    except ScenarioError as error:
+        print("\n".join(error.lines()), file=sys.stderr)
+        return 1
     if not clauses:
         print(f"agent-cards coverage: no {CLAUSES_FILE} in {folder} or above it", file=sys.stderr)
         return 1
