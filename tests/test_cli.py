@@ -310,3 +310,14 @@ def test_the_console_script_runs() -> None:
         pytest.skip("the agent-cards console script is not installed beside this interpreter")
     done = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0 and "agent-cards coverage" in done.stdout
+
+
+def test_a_broken_clause_list_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "clauses.yaml").write_text("TAKE-TYPE: [unclosed\n", encoding="utf-8")
+    (tmp_path / "case.yaml").write_text(
+        "title: T\nclauses: [TAKE-TYPE]\nsteps:\n  - call: {description: D, prompt: P}\n", encoding="utf-8"
+    )
+    for done, code in ((agent_cards("coverage", tmp_path), 1), (agent_cards("replay", tmp_path), 2)):
+        assert done.returncode == code
+        assert "Traceback" not in done.stderr
+        assert re.match(rf"{re.escape(str(tmp_path / 'clauses.yaml'))}:\d+: the clause list cannot be read", done.stderr)
