@@ -320,4 +320,5 @@ def test_a_broken_clause_list_is_one_line_not_a_traceback(tmp_path: Path) -> Non
     for done, code in ((agent_cards("coverage", tmp_path), 1), (agent_cards("replay", tmp_path), 2)):
         assert done.returncode == code
         assert "Traceback" not in done.stderr
-        assert re.match(rf"{re.escape(str(tmp_path / 'clauses.yaml'))}:\d+: the clause list cannot be read", done.stderr)
+        where = re.escape(str(tmp_path / "clauses.yaml"))
+        assert re.match(rf"{where}:\d+: the clause list cannot be read", done.stderr)
