@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import agent_cards
 from agent_cards.engine import (
@@ -33,8 +33,7 @@ from agent_cards.engine import (
 from simulator import results
 from simulator.chain import AbortSignal, Chain, Invocation
 from simulator.clock import VirtualEventLoop
-from simulator.lich import Note
-from simulator.processes import Executor, host_check
+from simulator.processes import Executor, NoteSource, host_check
 from simulator.registry import Registry
 from simulator.transcript import Transcript
 
@@ -76,15 +75,6 @@ class _Env:
 
 
 NEVER = AbortSignal()
-
-
-@runtime_checkable
-class NoteSource(Protocol):
-    """Where the host learns of lich's notes: the fake lich's world, or its state on disk (``--processes``)."""
-
-    def next_note_at(self) -> int | None: ...
-
-    def notes_due(self, until_ms: int) -> list[Note]: ...
 
 
 class BoundHost:

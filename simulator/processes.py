@@ -15,7 +15,7 @@ from typing import Protocol
 
 from agent_cards.engine import MAX_TIMEOUT_MS, ProcessError, ProcessResult
 from simulator.chain import AbortSignal
-from simulator.lich import LichWorld
+from simulator.lich import LichWorld, Note
 
 OUTPUT_CAP = 4 * 1024 * 1024  # 4 MiB per stream, measured
 GIT_MS = 5
@@ -77,7 +77,17 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
-class Executor(Protocol):
+class NoteSource(Protocol):
+    """Where the host learns of lich's notes: the fake lich's world, or its state on disk (``--processes``)."""
+
+    def next_note_at(self) -> int | None: ...
+
+    def notes_due(self, until_ms: int) -> list[Note]: ...
+
+
+class Executor(NoteSource, Protocol):
+    """The lich side of a replay: it answers the host's process runs, and says when lich types a note."""
+
     async def execute(
         self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal
     ) -> ProcessResult: ...
@@ -108,6 +118,12 @@ class VirtualExecutor:
         self.git = git
         self.lich_installed = lich_installed
         self._now = now_ms
+
+    def next_note_at(self) -> int | None:
+        return self.world.next_note_at()
+
+    def notes_due(self, until_ms: int) -> list[Note]:
+        return self.world.notes_due(until_ms)
 
     async def execute(
         self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal

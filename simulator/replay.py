@@ -14,7 +14,7 @@ from typing import Any
 
 from simulator import expect
 from simulator.clock import Stalled, VirtualEventLoop
-from simulator.host import FakeClaudeCode, NoteSource, Session
+from simulator.host import FakeClaudeCode, Session
 from simulator.lich import LichScript, LichWorld
 from simulator.processes import Executor, VirtualExecutor
 from simulator.scenario import Calls, CallStep, Scenario, Simple
@@ -77,8 +77,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             agent_types=(*Session(env={}).agent_types, *scenario.agent_types),
         )
         executor = make_executor(scenario, world, loop)
-        notes = executor if isinstance(executor, NoteSource) else world  # --processes: the state on disk
-        host = FakeClaudeCode(loop, session, executor, notes)
+        host = FakeClaudeCode(loop, session, executor, executor)
         if scenario.start:
             await host.start_session(scenario.interactive)
         for index, step in enumerate(scenario.steps):
