@@ -24,12 +24,12 @@ from pathlib import Path
 from coldstart import Case, measure, report
 
 import simulator
-import simulator.fake_lich_cli
-import simulator.goflags
-import simulator.lich
-from simulator import real_processes
-from simulator.fake_lich_cli import STATE_ENV, create_state
-from simulator.lich import LichScript, OpenScript
+import simulator.lich.goflags
+import simulator.lich.model
+import simulator.lich.program
+from simulator.lich import install as real_processes
+from simulator.lich.model import LichScript, OpenScript
+from simulator.lich.program import STATE_ENV, create_state
 
 
 def fake_lich_program() -> str:
@@ -47,7 +47,7 @@ def interpreter_of(program: str) -> str:
 
 def compile_modules() -> None:
     """Byte-compile what fake-lich imports from this project, where the import system looks for it."""
-    for module in (simulator, simulator.fake_lich_cli, simulator.goflags, simulator.lich):
+    for module in (simulator, simulator.lich.program, simulator.lich.goflags, simulator.lich.model):
         source = module.__file__
         if source is not None:
             py_compile.compile(source, cfile=importlib.util.cache_from_source(source), doraise=True)

@@ -16,8 +16,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from simulator.real_processes import replay_processes
-from simulator.scenario import Scenario, read
+from simulator.runners.processes import replay_processes
+from simulator.scenario.reader import Scenario, read
 
 CALLS = 8
 OPEN_MS = 1000

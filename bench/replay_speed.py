@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from simulator.commands import known_clauses, scenario_files
-from simulator.replay import Replay, replay
-from simulator.scenario import Scenario, read
+from simulator.scenario.files import known_clauses, scenario_files
+from simulator.scenario.reader import Scenario, read
+from simulator.scenario.replay import Replay, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

@@ -1,62 +1,19 @@
-"""The bench's commands: ``replay`` and ``coverage`` (see :mod:`simulator.cli` for the usage)."""
+"""The bench's commands, ``agent-cards replay`` and ``agent-cards coverage`` (found by :mod:`agent_cards.cli`)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
-from simulator import render
-from simulator.replay import Replay
-from simulator.replay import replay as run_replay
-from simulator.scenario import Scenario, ScenarioError, read
+from simulator.scenario import render
+from simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
+from simulator.scenario.reader import Scenario, ScenarioError, read
+from simulator.scenario.replay import Replay
+from simulator.scenario.replay import replay as run_replay
 
 DEFAULT_DIR = Path("scenarios")
-CLAUSES_FILE = "clauses.yaml"
-
-
-def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        found.extend(sorted(path.rglob("*.yaml")) if path.is_dir() else [path])
-    return [p for p in found if p.name != CLAUSES_FILE]
-
-
-def known_clauses(near: Path) -> dict[str, str]:
-    """The clause list of the scenarios folder that holds ``near`` (empty when there is none)."""
-    for folder in [near if near.is_dir() else near.parent, *near.resolve().parents]:
-        candidate = folder / CLAUSES_FILE
-        if candidate.is_file():
-            try:
-                data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-                mark = getattr(error, "problem_mark", None)
-                line = mark.line + 1 if mark is not None else 1
-                reason = str(getattr(error, "problem", None) or error).splitlines()[0]
-                raise ScenarioError(str(candidate), [(line, f"the clause list cannot be read: {reason}")]) from None
-            if not isinstance(data, dict):
-                raise ScenarioError(str(candidate), [(1, "the clause list is a mapping of clause id to its text")])
-            return {str(k): str(v) for k, v in data.items()}
-    return {}
-
-
-def read_checked(file: Path) -> Scenario:
-    """Read a scenario, its clause ids checked against the clause list of its folder (when there is one)."""
-    return read(file, known_clauses=set(known_clauses(file)) or None)
-
-
-def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
-    scenarios, problems = [], []
-    for file in files:
-        try:
-            scenarios.append(read_checked(file))
-        except ScenarioError as error:
-            problems.extend(error.lines())
-    return scenarios, problems
 
 
 def _take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
@@ -78,7 +35,7 @@ def replay(args: list[str]) -> int:
     args = list(args)
     lang, problem = _take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
     as_json = "--json" in args
-    processes = "--processes" in args  # every lich and git call a real process (simulator.real_processes)
+    processes = "--processes" in args  # every lich and git call a real process (simulator.runners.processes)
     paths = [a for a in args if a not in ("--json", "--processes")]
     unknown = [a for a in paths if a.startswith("-")]
     if problem or unknown or not paths:
@@ -98,7 +55,7 @@ def replay(args: list[str]) -> int:
         print(line, file=sys.stderr)
     run: Callable[[Scenario], Replay] = run_replay
     if processes:
-        from simulator.real_processes import replay_processes
+        from simulator.runners.processes import replay_processes
 
         run = replay_processes
     failed = False

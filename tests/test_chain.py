@@ -1,4 +1,4 @@
-"""The fake engine's hook chain: simulator/registry.py (who runs, in what order) and simulator/chain.py
+"""The fake engine's hook chain: simulator/host/registry.py (who runs, in what order) and simulator/host/chain.py
 (``next``, budgets, fail-open), as measured on Claude Code 2.1.328 (claude-code-engine.md §1)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 import pytest
 
 from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin
-from simulator import results
-from simulator.chain import BUDGET_MS, LINGER_MS, AbortSignal, Budget, Chain, Invocation
 from simulator.clock import VirtualEventLoop
-from simulator.registry import TIERS, LoadError, Registry, matches
+from simulator.host import results
+from simulator.host.chain import BUDGET_MS, LINGER_MS, AbortSignal, Budget, Chain, Invocation
+from simulator.host.registry import TIERS, LoadError, Registry, matches
 
 T = TypeVar("T")
 

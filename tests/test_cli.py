@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from simulator.scenario import read
+from simulator.scenario.reader import read
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -23,7 +23,7 @@ JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 def agent_cards(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "simulator.cli", *map(str, args)],
+        [sys.executable, "-m", "agent_cards.cli", *map(str, args)],
         cwd=cwd, capture_output=True, text=True, encoding="utf-8", check=False, timeout=300,
     )
 

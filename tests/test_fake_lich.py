@@ -1,4 +1,4 @@
-"""The fake lich (simulator/lich.py) and its Go-style flag parser (simulator/goflags.py)."""
+"""The fake lich (simulator/lich/model.py) and its Go-style flag parser (simulator/lich/goflags.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.goflags import FlagError, HelpRequested, Kind, parse
-from simulator.lich import (
+from simulator.lich.goflags import FlagError, HelpRequested, Kind, parse
+from simulator.lich.model import (
     CALL_MS,
     COMMANDS,
     LichRun,

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import simulator
-from simulator.fake_lich_cli import STATE_ENV, State, create_state, transact
-from simulator.lich import LichScript, LichWorld, OpenScript, Report, StopScript
-from simulator.real_processes import alive, fake_lich_program
+from simulator.lich.install import alive, fake_lich_program
+from simulator.lich.model import LichScript, LichWorld, OpenScript, Report, StopScript
+from simulator.lich.program import STATE_ENV, State, create_state, transact
 
 BIN = "/opt/lich/bin/lich"
 SESSION = {"LICH_SESSION_ID": "3c4d", "LICH_BIN": BIN}
@@ -252,7 +252,7 @@ def test_a_real_sleep_comes_after_the_report(program: str, tmp_path: Path) -> No
 
 
 def test_fake_lich_imports_only_what_a_call_needs() -> None:
-    probe = "import sys, simulator.fake_lich_cli; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    probe = "import sys, simulator.lich.program; print(sorted({m.split('.')[0] for m in sys.modules}))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     loaded = set(json.loads(done.stdout.replace("'", '"')))
     assert not loaded & {"yaml", "asyncio", "agent_cards", "subprocess", "tempfile"}, loaded

@@ -20,8 +20,9 @@ from agent_cards.filestore import FileStore, prune, session_file
 from agent_cards.mod import AgentCards
 from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import AGENT, agent_text, person_text
-from simulator.lich import LichScript, OpenScript, Report, StopScript
-from simulator.real_processes import LoggedLich, SetupError
+from claude_driver.lich_log import LoggedLich
+from simulator.lich.install import SetupError
+from simulator.lich.model import LichScript, OpenScript, Report, StopScript
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"

@@ -1,4 +1,4 @@
-"""simulator/host.py: the fake Claude Code, driven directly with small test mods (and the real one).
+"""simulator/host/claude_code.py: the fake Claude Code, driven directly with small test mods (and the real one).
 
 The pipeline of an Agent call: tool.call hooks → permission check → agent.spawn hooks → the native agent.
 """
@@ -14,12 +14,12 @@ import pytest
 
 import agent_cards
 from agent_cards.engine import Event, HookResult, ProcessError
-from simulator import results
 from simulator.clock import VirtualEventLoop
-from simulator.host import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
-from simulator.lich import LichScript, LichWorld, OpenScript
-from simulator.processes import GitScript, VirtualExecutor
-from simulator.scenario import DEFAULT_ENV
+from simulator.host import results
+from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
+from simulator.lich.model import LichScript, LichWorld, OpenScript
+from simulator.runners.virtual import GitScript, VirtualExecutor
+from simulator.scenario.reader import DEFAULT_ENV
 
 BIN = DEFAULT_ENV["LICH_BIN"]
 AGENT = {"description": "Fix the auth flow", "prompt": "Fix the login form"}

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from simulator.commands import read_checked, scenario_files
-from simulator.real_processes import ProcessRuns, alive, comparable, replay_processes
-from simulator.replay import Replay, replay
-from simulator.scenario import Scenario, read
+from simulator.runners.processes import ProcessRuns, alive, comparable, replay_processes
+from simulator.scenario.files import read_checked, scenario_files
+from simulator.scenario.reader import Scenario, read
+from simulator.scenario.replay import Replay, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = scenario_files([ROOT / "scenarios"])
@@ -105,10 +105,10 @@ def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
     """A hung call still waiting when the scenario is torn down is killed by the cleanup."""
     import asyncio
 
-    from simulator.chain import AbortSignal
     from simulator.clock import VirtualEventLoop
-    from simulator.lich import LichWorld
-    from simulator.replay import lich_script
+    from simulator.host.chain import AbortSignal
+    from simulator.lich.model import LichWorld
+    from simulator.scenario.replay import lich_script
 
     scenario = scratch(HANG)
     loop = VirtualEventLoop()
@@ -195,7 +195,7 @@ def test_eight_parallel_opens_with_real_sleeps_start_together() -> None:
 
 
 def agent_cards(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", "import sys; from simulator.cli import main; sys.exit(main())", *args]
+    command = [sys.executable, "-c", "import sys; from agent_cards.cli import main; sys.exit(main())", *args]
     return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, check=False)
 
 

@@ -24,6 +24,7 @@ PACKAGE = ROOT / "agent_cards"
 DRIVERS = frozenset({
     "hook.py",  # ``agent-cards hook``: reads the event on stdin, runs processes, prints the decision
     "filestore.py",  # the mod's state in a file between hook processes (fcntl lock, os.replace)
+    "cli.py",  # ``agent-cards``: argv in, exit code out; other packages' commands found by entry point
 })
 
 # Modules never imported anywhere in the mod, drivers included.
@@ -150,4 +151,4 @@ def test_the_whole_mod_core_imports_neither_yaml_nor_the_simulator() -> None:
 
 def test_the_import_check_can_see_a_loaded_module() -> None:
     assert "yaml" in loaded_after("import yaml")
-    assert "simulator.registry" in loaded_after("import simulator.registry")
+    assert "simulator.host.registry" in loaded_after("import simulator.host.registry")

@@ -1,5 +1,5 @@
 """docs/scenario.schema.json: a valid 2020-12 schema that every shipped scenario meets, and that agrees with
-the reader (simulator.scenario.read) on what it refuses and what it accepts."""
+the reader (simulator.scenario.reader.read) on what it refuses and what it accepts."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from simulator.scenario import _OPEN_KEYS, KINDS, OPERATORS, ScenarioError, read
+from simulator.scenario.reader import _OPEN_KEYS, KINDS, OPERATORS, ScenarioError, read
+from simulator.scenario.yamlnodes import load
 from simulator.transcript import EVENT_FIELDS
-from simulator.yamlnodes import load
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / "docs" / "scenario.schema.json"

@@ -12,8 +12,8 @@ import time
 import pytest
 from freezegun import freeze_time
 
-from simulator.replay import replay
-from simulator.scenario import read
+from simulator.scenario.reader import read
+from simulator.scenario.replay import replay
 
 HOUR = """
 title: one worker, one hour

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from simulator.claude_cli import Sandbox, Tui, run_print, run_validate
-from simulator.model_api import ScriptedModel, ToolUse, text_of, tool_results
+from claude_driver.claude import Sandbox, Tui, run_print, run_validate
+from claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
 
 ModelFactory = Callable[..., ScriptedModel]
 ProbeFactory = Callable[..., Any]

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from agent_cards.texts import agent_text, person_text
-from simulator.claude_cli import Sandbox, Tui, run_print, run_validate
-from simulator.lich import LichScript, OpenScript
-from simulator.model_api import RecordedRequest, ScriptedModel, ToolUse, text_of, tool_results
-from simulator.real_processes import LoggedLich, SetupError
+from claude_driver.claude import Sandbox, Tui, run_print, run_validate
+from claude_driver.lich_log import LoggedLich
+from claude_driver.model_api import RecordedRequest, ScriptedModel, ToolUse, text_of, tool_results
+from simulator.lich.install import SetupError
+from simulator.lich.model import LichScript, OpenScript
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from simulator.model_api import ScriptedModel, Text, ToolUse, text_of, tool_results
+from claude_driver.model_api import ScriptedModel, Text, ToolUse, text_of, tool_results
 
 
 def _post(model: ScriptedModel, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[str, str]:

@@ -30,11 +30,11 @@ from agent_cards.engine import (
     ProcessResult,
     Timer,
 )
-from simulator import results
-from simulator.chain import AbortSignal, Chain, Invocation
 from simulator.clock import VirtualEventLoop
-from simulator.processes import Executor, NoteSource, host_check
-from simulator.registry import Registry
+from simulator.host import results
+from simulator.host.chain import AbortSignal, Chain, Invocation
+from simulator.host.process_run import Executor, NoteSource, host_check
+from simulator.host.registry import Registry
 from simulator.transcript import Transcript
 
 MOD_PLUGIN = "agent-cards"

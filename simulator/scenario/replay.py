@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator import expect
 from simulator.clock import Stalled, VirtualEventLoop
-from simulator.host import FakeClaudeCode, Session
-from simulator.lich import LichScript, LichWorld
-from simulator.processes import Executor, VirtualExecutor
-from simulator.scenario import Calls, CallStep, Scenario, Simple
+from simulator.host.claude_code import FakeClaudeCode, Session
+from simulator.host.process_run import Executor
+from simulator.lich.model import LichScript, LichWorld
+from simulator.runners.virtual import VirtualExecutor
+from simulator.scenario import expect
+from simulator.scenario.reader import Calls, CallStep, Scenario, Simple
 
 
 @dataclass

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cards.engine import Event, HookResult, Host, Origin
-from simulator import results
-from simulator.registry import Registration, Registry
+from simulator.host import results
+from simulator.host.registry import Registration, Registry
 
 BUDGET_MS = 10_000
 LINGER_MS = 5_000

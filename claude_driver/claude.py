@@ -518,7 +518,7 @@ class Tui:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m simulator.claude_cli validate DIR``: install the pinned CLI (cached) and validate a plugin.
+    """``python -m claude_driver.claude validate DIR``: install the pinned CLI (cached) and validate a plugin.
 
     HOME is a scratch folder and the guard variables are set, as for every run of the real CLI here.
     """
@@ -527,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2 or args[0] != "validate":
-        print("usage: python -m simulator.claude_cli validate PLUGIN_DIR", file=sys.stderr)
+        print("usage: python -m claude_driver.claude validate PLUGIN_DIR", file=sys.stderr)
         return 2
     try:
         claude = ensure_claude()

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_cards.engine import ENGINE, Origin
-from simulator.host import Permission
-from simulator.lich import ListScript, OpenScript, Report, StopScript
-from simulator.processes import GitScript
-from simulator.yamlnodes import YamlError, YList, YMap, line_of, load
+from simulator.host.claude_code import Permission
+from simulator.lich.model import ListScript, OpenScript, Report, StopScript
+from simulator.runners.virtual import GitScript
+from simulator.scenario.yamlnodes import YamlError, YList, YMap, line_of, load
 
 DEFAULT_ENV: dict[str, str] = {
     "LICH_BIN": "/opt/lich/bin/lich",

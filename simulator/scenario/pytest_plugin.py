@@ -2,7 +2,7 @@
 
 Registered as the ``agent_cards_scenarios`` entry point, so any repository with this package installed
 collects its scenario files the same way. ``pytest --snapshot-update`` accepts a changed transcript.
-The replay lives in :mod:`simulator.replay`, the snapshot format in :mod:`simulator.snapshot`.
+The replay lives in :mod:`simulator.scenario.replay`, the snapshot format in :mod:`simulator.scenario.snapshot`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from simulator.commands import CLAUSES_FILE, read_checked
-from simulator.replay import replay
-from simulator.scenario import ScenarioError
-from simulator.snapshot import TranscriptExtension, snapshot_value
+from simulator.scenario.files import CLAUSES_FILE, read_checked
+from simulator.scenario.reader import ScenarioError
+from simulator.scenario.replay import replay
+from simulator.scenario.snapshot import TranscriptExtension, snapshot_value
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:

@@ -1,15 +1,15 @@
 """``replay --processes``: the same scenarios, with every lich and git call run as a real process.
 
-:class:`ProcessExecutor` is the :class:`~simulator.processes.Executor` of this mode. The mod's argv is
+:class:`ProcessExecutor` is the :class:`~simulator.host.process_run.Executor` of this mode. The mod's argv is
 recorded as given; only at execution is ``$LICH_BIN`` swapped for the ``fake-lich`` program, whose state
-lives in a directory of the scenario's own (:mod:`simulator.fake_lich_cli`), and ``git`` runs for real
+lives in a directory of the scenario's own (:mod:`simulator.lich.program`), and ``git`` runs for real
 in a scratch repository built from the scenario's ``session.git``. Time stays virtual:
 
 - fake-lich is told the virtual time (``FAKE_LICH_NOW_MS``) and, once it has saved the world, reports
   how long its call takes on that clock and whether it hangs (``FAKE_LICH_REPORT_FD``). The executor
   starts the process and reads that report before it yields, as the in-process mode runs the model
   before it yields; then it waits that long on the virtual clock exactly as
-  :class:`~simulator.processes.VirtualExecutor` does. So the world changes, and timers are set, in
+  :class:`~simulator.host.process_run.VirtualExecutor` does. So the world changes, and timers are set, in
   the same order in both modes, which is what keeps the order of same-instant events alike.
 - the rest of the process (a real sleep, its output, its exit) is collected through
   :meth:`VirtualEventLoop.run_real`, in a thread: the virtual clock stands still until it is in,
@@ -33,7 +33,6 @@ import select
 import shutil
 import signal as signals
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -44,9 +43,12 @@ from types import TracebackType
 from typing import Any
 
 from agent_cards.engine import ProcessResult
-from simulator.chain import AbortSignal
 from simulator.clock import VirtualEventLoop
-from simulator.fake_lich_cli import (
+from simulator.host.chain import AbortSignal
+from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from simulator.lich.install import SetupError, alive, fake_lich_program
+from simulator.lich.model import CALL_MS, LichWorld, Note
+from simulator.lich.program import (
     ARGV0_ENV,
     NOW_ENV,
     REAL_SLEEP_ENV,
@@ -55,21 +57,16 @@ from simulator.fake_lich_cli import (
     create_state,
     transact,
 )
-from simulator.lich import CALL_MS, LichScript, LichWorld, Note
-from simulator.processes import GIT_MS, GitScript, capped, interrupted, not_found, timed_out, wait_unless_aborted
-from simulator.replay import Replay, replay
-from simulator.scenario import Scenario
+from simulator.runners.virtual import GIT_MS, GitScript
+from simulator.scenario.reader import Scenario
+from simulator.scenario.replay import Replay, replay
 
-__all__ = ["ProcessExecutor", "ProcessRuns", "SetupError", "comparable", "replay_processes"]
+__all__ = ["ProcessExecutor", "ProcessRuns", "SetupError", "alive", "comparable", "replay_processes"]
 
 #: Real seconds a process may take for work that stands for no real time; then it is killed.
 REAL_LIMIT_S = 60.0
 #: Environment names a scenario's session decides: never inherited from the caller's environment.
 _OWN_PREFIXES = ("LICH_", "FAKE_LICH_", "GIT_")
-
-
-class SetupError(Exception):
-    """The real-process mode cannot run here (no ``fake-lich``, no git, a branch git refuses)."""
 
 
 @dataclass(frozen=True)
@@ -78,69 +75,6 @@ class HungRun:
 
     pid: int
     child: int | None
-
-
-def fake_lich_program() -> str:
-    """The ``fake-lich`` console script of this installation."""
-    beside = Path(sys.executable).parent / "fake-lich"
-    found = str(beside) if beside.is_file() else shutil.which("fake-lich")
-    if found is None:
-        raise SetupError("the fake-lich program is not installed beside this Python (pip install -e .)")
-    return found
-
-
-# Logs every argv (fields end in US, a call in RS US), then hands the call to fake-lich.
-_LOGGING_WRAPPER = """#!/bin/sh
-rs=$(printf '\\036')
-printf '%s\\037' "$@" "$rs" >> "{log}"
-exec "{fake}" "$@"
-"""
-
-
-@dataclass
-class LoggedLich:
-    """``fake-lich`` behind a wrapper that logs every argv it gets: a ``LICH_BIN`` for command hooks and the
-    real Claude Code, whose lich calls a test then reads back with :meth:`calls`."""
-
-    bin: Path
-    state: Path
-    log: Path
-
-    @classmethod
-    def install(cls, folder: Path, script: LichScript) -> LoggedLich:
-        """Put the wrapper in ``folder/bin/lich`` and a lich running ``script`` in ``folder/state``."""
-        log, wrapper = folder / "lich-calls.log", folder / "bin" / "lich"
-        wrapper.parent.mkdir(parents=True)
-        wrapper.write_text(_LOGGING_WRAPPER.format(log=log, fake=fake_lich_program()), encoding="utf-8")
-        wrapper.chmod(0o755)
-        lich = cls(wrapper, folder / "state", log)
-        lich.restart(script)
-        return lich
-
-    def restart(self, script: LichScript) -> None:
-        """A fresh lich running ``script`` (what it was asked so far stays in the log)."""
-        create_state(self.state, script)
-
-    def calls(self) -> list[list[str]]:
-        if not self.log.exists():
-            return []
-        records = self.log.read_text(encoding="utf-8").split("\x1e\x1f")
-        return [record.split("\x1f")[:-1] for record in records[:-1]]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a process that still runs (a zombie waiting to be reaped does not)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _decode(data: bytes) -> str:
@@ -375,7 +309,7 @@ def _git_workspace(scratch: Path, script: GitScript, git_dir: str) -> tuple[Path
 
 
 class ProcessRuns:
-    """The :data:`~simulator.replay.ExecutorFactory` of ``replay --processes``, and what it leaves behind.
+    """The :data:`~simulator.scenario.replay.ExecutorFactory` of ``replay --processes``, and what it leaves behind.
 
     Use it as a context manager: every scenario replayed through it gets a scratch directory in one
     temporary directory, and on leaving, every process still running is killed and the directory removed.

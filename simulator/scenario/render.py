@@ -6,7 +6,7 @@ import json
 import shlex
 from typing import Any
 
-from simulator.replay import Replay
+from simulator.scenario.replay import Replay
 
 _WIDTH = 14
 

@@ -30,14 +30,14 @@ import json
 import re
 from types import MappingProxyType
 
-from simulator.goflags import FlagError, HelpRequested, Parsed, go_quote, parse
+from simulator.lich.goflags import FlagError, HelpRequested, Parsed, go_quote, parse
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see "records" below)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, ClassVar, Final
 
-    from simulator.goflags import Kind
+    from simulator.lich.goflags import Kind
 
 __all__ = [
     "CALL_MS",

@@ -15,7 +15,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-from simulator.replay import Replay
+from simulator.scenario.replay import Replay
 
 
 def snapshot_value(replay: Replay) -> dict[str, Any]:

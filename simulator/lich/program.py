@@ -1,4 +1,4 @@
-"""``fake-lich``: the fake lich of :mod:`simulator.lich` as a real program, its state kept in a directory.
+"""``fake-lich``: the fake lich of :mod:`simulator.lich.model` as a real program, its state kept in a directory.
 
 Every invocation answers one lich command line by handing it to :meth:`LichWorld.run`, so flags,
 usage errors and unknown commands behave exactly as the model says (one ``lich: …`` line on stderr
@@ -40,7 +40,7 @@ import os
 import sys
 import time
 
-from simulator.lich import CALL_MS, LichRun, LichScript, LichWorld
+from simulator.lich.model import CALL_MS, LichRun, LichScript, LichWorld
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of every call)
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from simulator.scenario import OPERATORS, Expectation
+from simulator.scenario.reader import OPERATORS, Expectation
 
 _ABSENT = object()
 

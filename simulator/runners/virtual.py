@@ -1,0 +1,68 @@
+"""The in-process runner: the lich side of a replay answered from the fake lich's model and a scripted
+git, each taking its time on the virtual clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from agent_cards.engine import ProcessResult
+from simulator.host.chain import AbortSignal
+from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from simulator.lich.model import LichWorld, Note
+
+GIT_MS = 5
+NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
+
+
+@dataclass(frozen=True)
+class GitScript:
+    """What ``git branch --show-current`` does in the session's directory."""
+
+    branch: str | None = "main"  # None: a detached HEAD (exit 0, nothing printed)
+    exit: int = 0
+    stderr: str = ""
+    missing: bool = False  # git is not on PATH: the run fails to start
+
+    def run(self, argv: Sequence[str]) -> tuple[int, str, str]:
+        if self.exit != 0:
+            return self.exit, "", self.stderr or NOT_A_REPO
+        if list(argv[1:]) == ["branch", "--show-current"]:
+            return 0, f"{self.branch}\n" if self.branch else "", ""  # detached: git prints nothing
+        return 1, "", f"git: '{' '.join(argv[1:])}' is not scripted in this scenario\n"
+
+
+class VirtualExecutor:
+    """Answers from the fake lich's model and the scripted git, taking their time on the virtual clock."""
+
+    def __init__(self, world: LichWorld, git: GitScript, lich_installed: bool, now_ms: Callable[[], int]) -> None:
+        self.world = world
+        self.git = git
+        self.lich_installed = lich_installed
+        self._now = now_ms
+
+    def next_note_at(self) -> int | None:
+        return self.world.next_note_at()
+
+    def notes_due(self, until_ms: int) -> list[Note]:
+        return self.world.notes_due(until_ms)
+
+    async def execute(
+        self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal
+    ) -> ProcessResult:
+        if argv[0] == "git" and not self.git.missing:
+            exit_code, stdout, stderr = self.git.run(argv)
+            ms: int | None = GIT_MS
+        elif argv[0] == env.get("LICH_BIN") and self.lich_installed:
+            run = self.world.run(argv, env, self._now())
+            exit_code, stdout, stderr = run.exit_code, run.stdout, run.stderr
+            ms = None if run.hang else run.ms
+        else:
+            raise not_found(argv)
+        waited = timeout_ms if ms is None else min(ms, timeout_ms)
+        await wait_unless_aborted(waited, signal)
+        if signal.aborted:
+            raise interrupted(argv)
+        if ms is None or ms > timeout_ms:
+            raise timed_out(argv, timeout_ms)
+        return capped(stdout, stderr, exit_code)

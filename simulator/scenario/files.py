@@ -1,0 +1,53 @@
+"""Scenario files on disk: which files a path names, and the clause list of the folder that holds them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import yaml
+
+from simulator.scenario.reader import Scenario, ScenarioError, read
+
+CLAUSES_FILE = "clauses.yaml"
+
+
+def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        found.extend(sorted(path.rglob("*.yaml")) if path.is_dir() else [path])
+    return [p for p in found if p.name != CLAUSES_FILE]
+
+
+def known_clauses(near: Path) -> dict[str, str]:
+    """The clause list of the scenarios folder that holds ``near`` (empty when there is none)."""
+    for folder in [near if near.is_dir() else near.parent, *near.resolve().parents]:
+        candidate = folder / CLAUSES_FILE
+        if candidate.is_file():
+            try:
+                data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+                mark = getattr(error, "problem_mark", None)
+                line = mark.line + 1 if mark is not None else 1
+                reason = str(getattr(error, "problem", None) or error).splitlines()[0]
+                raise ScenarioError(str(candidate), [(line, f"the clause list cannot be read: {reason}")]) from None
+            if not isinstance(data, dict):
+                raise ScenarioError(str(candidate), [(1, "the clause list is a mapping of clause id to its text")])
+            return {str(k): str(v) for k, v in data.items()}
+    return {}
+
+
+def read_checked(file: Path) -> Scenario:
+    """Read a scenario, its clause ids checked against the clause list of its folder (when there is one)."""
+    return read(file, known_clauses=set(known_clauses(file)) or None)
+
+
+def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
+    scenarios, problems = [], []
+    for file in files:
+        try:
+            scenarios.append(read_checked(file))
+        except ScenarioError as error:
+            problems.extend(error.lines())
+    return scenarios, problems
