@@ -1,8 +1,18 @@
-"""pytest wiring: every ``scenarios/**/*.yaml`` is a test that replays it and snapshots its transcript.
+"""pytest wiring: scenario files become tests that replay them and snapshot their transcripts.
 
-Registered as the ``agent_cards_scenarios`` entry point, so any repository with this package installed
-collects its scenario files the same way. ``pytest --snapshot-update`` accepts a changed transcript.
-The replay lives in :mod:`simulator.scenario.replay`, the snapshot format in :mod:`simulator.scenario.snapshot`.
+Installed as the ``agent_cards_scenarios`` pytest plugin, and inert until a project asks for it: it
+collects nothing, and imports nothing beyond pytest, unless the ini option ``agent_cards_scenarios``
+names the folders whose ``*.yaml`` files are scenarios (``clauses.yaml`` aside). This repository sets
+it in ``pyproject.toml``::
+
+    [tool.pytest.ini_options]
+    agent_cards_scenarios = ["scenarios"]
+
+and ``pytest -o agent_cards_scenarios=DIR`` switches it on for one run. Snapshots need syrupy (the
+``test`` extra); asking for scenarios without it is one usage error, not a failing import in every
+project that happens to have agent-cards installed. ``pytest --snapshot-update`` accepts a changed
+transcript. The replay lives in :mod:`simulator.scenario.replay`, the snapshot format in
+:mod:`simulator.scenario.snapshot`.
 """
 
 from __future__ import annotations
@@ -12,14 +22,40 @@ from typing import Any
 
 import pytest
 
-from simulator.scenario.files import CLAUSES_FILE, read_checked
-from simulator.scenario.reader import ScenarioError
-from simulator.scenario.replay import replay
-from simulator.scenario.snapshot import TranscriptExtension, snapshot_value
+OPTION = "agent_cards_scenarios"
+CLAUSES_FILE = "clauses.yaml"  # the clause list beside the scenarios (simulator.scenario.files)
+_FOLDERS = pytest.StashKey[tuple[Path, ...]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        OPTION,
+        "folders whose *.yaml files are agent-cards scenarios, replayed and snapshotted (default: none)",
+        type="paths",
+        default=[],
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    folders = tuple(Path(p).resolve() for p in config.getini(OPTION))
+    config.stash[_FOLDERS] = folders
+    if not folders:
+        return
+    try:
+        import syrupy  # noqa: F401  (its snapshot fixture is what a scenario test asks for)
+    except ImportError:
+        raise pytest.UsageError(
+            f"{OPTION} is set, but syrupy is not installed: install agent-cards with its test extra "
+            "(pip install 'agent-cards[test]')"
+        ) from None
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    if file_path.suffix == ".yaml" and file_path.name != CLAUSES_FILE and "scenarios" in file_path.parts:
+    folders = parent.config.stash.get(_FOLDERS, ())
+    if not folders or file_path.suffix != ".yaml" or file_path.name == CLAUSES_FILE:
+        return None
+    resolved = file_path.resolve()
+    if any(folder == resolved.parent or folder in resolved.parents for folder in folders):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -30,10 +66,19 @@ class ScenarioFile(pytest.File):
 
 
 def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
+    from simulator.scenario.files import read_checked
+    from simulator.scenario.reader import ScenarioError
+    from simulator.scenario.replay import replay
+    from simulator.scenario.snapshot import TranscriptExtension, snapshot_value
+
     try:
         scenario = read_checked(Path(request.node.path))
     except ScenarioError as error:
-        pytest.fail("\n".join(error.lines()), pytrace=False)
+        invalid = error.lines()
+    else:
+        invalid = []
+    if invalid:  # reported once, as its FILE:LINE lines (outside the except: no chained traceback)
+        pytest.fail("\n".join(invalid), pytrace=False)
     result = replay(scenario)
     assert snapshot.use_extension(TranscriptExtension) == snapshot_value(result)
     if result.failures:

@@ -1,0 +1,35 @@
+"""``python -m claude_driver validate PLUGIN_DIR``: install the pinned CLI (cached) and validate a plugin.
+
+HOME is a scratch folder and the guard variables are set, as for every run of the real CLI here.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from claude_driver.install import CLAUDE_VERSION, ensure_claude
+from claude_driver.runs import run_validate
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "validate":
+        print("usage: python -m claude_driver validate PLUGIN_DIR", file=sys.stderr)
+        return 2
+    try:
+        claude = ensure_claude()
+    except Exception as error:  # no npm, no registry: say so in one line
+        print(f"claude_driver: cannot install Claude Code {CLAUDE_VERSION}: {error}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="agent-cards-validate-") as scratch:
+        run = run_validate(claude, Path(args[1]).resolve(), Path(scratch) / "home")
+    sys.stdout.write(run.stdout)
+    sys.stderr.write(run.stderr)
+    return run.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

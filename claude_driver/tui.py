@@ -1,0 +1,227 @@
+"""The interactive CLI under tmux: start it, read its screen, type into it, wait on what it shows."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from claude_driver.install import HasBaseUrl
+from claude_driver.runs import plugin_args
+from claude_driver.sandbox import Sandbox, remove_leftovers
+
+
+class Tui:
+    """The interactive CLI in a detached tmux session on a private server.
+
+    ``with Tui(claude, sandbox, [plugin], model) as tui:`` starts it and waits for the
+    input box; leaving the block kills the private tmux server and removes leftovers.
+    """
+
+    def __init__(
+        self,
+        claude: Path,
+        sandbox: Sandbox,
+        plugin_dirs: Sequence[Path],
+        model: HasBaseUrl,
+        *,
+        env_extra: Mapping[str, str] | None = None,
+        extra_args: Sequence[str] = (),
+        width: int = 200,
+        height: int = 50,
+        ready_timeout: float = 30.0,
+    ) -> None:
+        self.claude = claude
+        self.sandbox = sandbox
+        self.argv = [str(claude), *plugin_args(plugin_dirs), *extra_args]
+        self.env = sandbox.env(model.base_url, env_extra)
+        self.width, self.height = width, height
+        self.ready_timeout = ready_timeout
+        tag = uuid.uuid4().hex[:10]
+        self.server = f"ac-e2e-{tag}"
+        self.session = "e2e"
+        self._dir = sandbox.tmp / f"tui-{tag}"
+        self._pidfile = self._dir / "cli.pid"
+        self.started_at = 0.0
+        self.pid: int | None = None
+
+    # tmux plumbing
+    def _tmux_env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(self.sandbox.home),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "TMUX_TMPDIR": str(self.sandbox.tmp),
+            "SHELL": "/bin/sh",
+        }
+
+    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-L", self.server, *args],
+            env=self._tmux_env(),
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=15,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def _write_launchers(self) -> Path:
+        self._dir.mkdir(parents=True, exist_ok=True)
+        inner = self._dir / "inner.sh"
+        env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in self.env.items())
+        inner.write_text(
+            f"echo $$ > {shlex.quote(str(self._pidfile))}\n"
+            f"cd {shlex.quote(str(self.sandbox.project))} || exit 97\n"
+            f"exec env -i {env_words} {shlex.join(self.argv)}\n",
+            encoding="utf-8",
+        )
+        outer = self._dir / "outer.sh"
+        outer.write_text(f"sh {shlex.quote(str(inner))}\necho EXITED-$?\nsleep 30\n", encoding="utf-8")
+        return outer
+
+    # lifecycle
+    def start(self) -> Tui:
+        outer = self._write_launchers()
+        self.started_at = time.monotonic()
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            self.session,
+            "-x",
+            str(self.width),
+            "-y",
+            str(self.height),
+            f"sh {shlex.quote(str(outer))}",
+        )
+        self.wait_for(r"(?m)^\s*❯", self.ready_timeout)
+        self.pid = self._read_pid()
+        return self
+
+    def _read_pid(self) -> int | None:
+        try:
+            pid = int(self._pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        self.sandbox.pids.add(pid)
+        return pid
+
+    def close(self) -> None:
+        pid = self.pid or self._read_pid()
+        self._tmux("kill-server", check=False)
+        if pid is not None and self._still_ours(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        (self.sandbox.tmp / f"tmux-{uid}" / self.server).unlink(missing_ok=True)
+        remove_leftovers(self.sandbox.project, self.sandbox.pids, [self.sandbox.tmp])
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _still_ours(self, pid: int) -> bool:
+        """True only while ``pid`` is still this CLI (guards against pid reuse)."""
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return str(self.claude).encode() in cmdline
+
+    def __enter__(self) -> Tui:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # driving
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.session).stdout
+
+    def wait_for(self, pattern: str | re.Pattern[str], timeout: float = 30.0) -> str:
+        """Poll the screen until ``pattern`` matches; return the screen or raise TimeoutError."""
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if regex.search(text):
+                return text
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"pattern {regex.pattern!r} not on screen:\n{text}")
+            time.sleep(0.3)
+
+    def input_line(self, screen: str | None = None) -> str:
+        """What the input box holds now: the text after the last ``❯`` prompt on the screen."""
+        lines = re.findall(r"(?m)^\s*❯\s?(.*)$", self.screen() if screen is None else screen)
+        return lines[-1].strip() if lines else ""
+
+    def type(self, text: str, *, enter: bool = True, confirm: bool = True, timeout: float = 15.0) -> None:
+        """Type ``text`` into the input box and, with ``enter``, submit it.
+
+        Enter is pressed only once the text shows in the input box (pressed while the CLI still takes
+        the text in, it can be swallowed); with ``confirm``, again if the box still holds the text
+        afterwards (leave it off for a command after which the screen no longer changes, as ``/exit``).
+        """
+        self._tmux("send-keys", "-t", self.session, "-l", text)
+        if not enter:
+            return
+        tail = " ".join(text.split())[-12:]
+        deadline = time.monotonic() + timeout
+        while tail not in " ".join(self.input_line().split()):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"typed text {text!r} never showed in the input box:\n{self.screen()}")
+            time.sleep(0.05)
+        self.key("Enter")
+        pressed = time.monotonic()
+        while confirm and tail in " ".join(self.input_line().split()):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"typed text {text!r} was not submitted:\n{self.screen()}")
+            if time.monotonic() - pressed > 2.0:  # still in the box well after Enter: it was lost
+                self.key("Enter")
+                pressed = time.monotonic()
+            time.sleep(0.05)
+
+    def key(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", self.session, *keys)
+
+    def wait_idle(self, timeout: float = 30.0, settle: float = 0.6) -> str:
+        """Wait until the footer no longer shows a running turn, for ``settle`` seconds."""
+        deadline = time.monotonic() + timeout
+        quiet_since: float | None = None
+        while True:
+            text = self.screen()
+            now = time.monotonic()
+            if "esc to interrupt" in text:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= settle:
+                return text
+            if now >= deadline:
+                raise TimeoutError(f"turn still running:\n{text}")
+            time.sleep(0.2)
+
+    def exit(self, timeout: float = 20.0) -> int:
+        """Type ``/exit`` and return the CLI's exit status."""
+        self.type("/exit", confirm=False)
+        match = re.search(r"EXITED-(\d+)", self.wait_for(r"EXITED-\d+", timeout))
+        assert match is not None
+        return int(match.group(1))
+

@@ -1,0 +1,73 @@
+"""The scenario plugin is inert until a project asks for it, and then replays and snapshots scenarios.
+
+Each case runs pytest for real in a scratch project (a subprocess, so this run's own plugins and
+options do not leak into it), with the plugin loaded from its entry point as any project gets it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = (ROOT / "scenarios" / "deliver" / "pending-shared.yaml").read_text(encoding="utf-8")
+
+PROBE = """
+import sys
+
+def test_nothing_of_the_bench_was_loaded():
+    # (syrupy, where installed, is a pytest plugin of its own and loads itself; the bench adds nothing)
+    loaded = sorted(m for m in sys.modules if m == "yaml" or m.startswith(("simulator.", "agent_cards")))
+    assert loaded == ["simulator.scenario", "simulator.scenario.pytest_plugin"]
+"""
+
+
+def pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_an_unrelated_project_collects_no_scenario_and_imports_nothing_of_the_bench(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "looks-like-one.yaml").write_text(SCENARIO, encoding="utf-8")
+    (tmp_path / "test_probe.py").write_text(PROBE, encoding="utf-8")
+    done = pytest_in(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("1 passed")
+
+
+def test_a_project_that_names_its_scenario_folder_replays_and_snapshots_them(tmp_path: Path) -> None:
+    ini = "[pytest]\nasyncio_default_fixture_loop_scope = function\nagent_cards_scenarios = cases\n"
+    (tmp_path / "pytest.ini").write_text(ini, encoding="utf-8")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "pending.yaml").write_text(SCENARIO, encoding="utf-8")
+    clauses = (ROOT / "scenarios" / "clauses.yaml").read_text(encoding="utf-8")
+    (tmp_path / "cases" / "clauses.yaml").write_text(clauses, encoding="utf-8")
+    first = pytest_in(tmp_path, "--snapshot-update")
+    assert first.returncode == 0, first.stdout + first.stderr
+    snapshot = tmp_path / "cases" / "__snapshots__" / "pending.json"
+    assert snapshot.is_file()
+    assert snapshot.read_text(encoding="utf-8") == (
+        ROOT / "scenarios" / "deliver" / "__snapshots__" / "pending-shared.json"
+    ).read_text(encoding="utf-8")
+    again = pytest_in(tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 passed" in again.stdout
+
+
+def test_a_scenario_folder_set_for_one_run_from_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "broken.yaml").write_text("title: x\nclauses: []\nsteps:\n  - sleep: 1\n", encoding="utf-8")
+    done = pytest_in(tmp_path, "-o", "agent_cards_scenarios=cases")
+    assert done.returncode == 1
+    assert "cases/broken.yaml:4: " in done.stdout
+    assert "During handling" not in done.stdout
