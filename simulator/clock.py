@@ -38,7 +38,8 @@ class VirtualClock:
 
     @property
     def ms(self) -> int:
-        return self._us // 1000
+        """Virtual time in whole ms, rounded to the nearest (halves up): the one ms of the simulator."""
+        return (self._us + 500) // 1000
 
     def seconds(self) -> float:
         return self._us / 1_000_000
@@ -96,7 +97,9 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
     def __init__(self, clock: VirtualClock | None = None) -> None:
         self.clock = clock or VirtualClock()
         self._real_pool: ThreadPoolExecutor | None = None  # real work runs in parallel, never queued
-        super().__init__(selector=_VirtualSelector(self.clock))
+        # the loop makes its selector itself, so it keeps its own reference (asyncio's is private)
+        self._virtual_selector = _VirtualSelector(self.clock)
+        super().__init__(selector=self._virtual_selector)
 
     def close(self) -> None:
         super().close()
@@ -106,10 +109,13 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         return self.clock.seconds()
 
+    def now_ms(self) -> int:
+        """Virtual ms since the loop started (:attr:`VirtualClock.ms`): what every transcript time is."""
+        return self.clock.ms
+
     async def run_real(self, func: Callable[[], T]) -> T:
         """Run blocking ``func`` in a thread; the virtual clock stands still until it returns."""
-        selector = self._selector  # type: ignore[attr-defined]
-        assert isinstance(selector, _VirtualSelector)
+        selector = self._virtual_selector
         selector.real_in_flight += 1
         try:
             if self._real_pool is None:

@@ -30,8 +30,10 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         loop.close()
 
 
-def now_ms() -> float:
-    return asyncio.get_running_loop().time() * 1000
+def now_ms() -> int:
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)
+    return loop.now_ms()
 
 
 class FakeHost:
@@ -51,7 +53,7 @@ class Engine:
     def __init__(self) -> None:
         self.registry = Registry()
         self.reports: list[str] = []
-        self.bottom_calls: list[tuple[float, Event]] = []
+        self.bottom_calls: list[tuple[int, Event]] = []
         self.bottom_ms = 0.0
         self.invocations: list[Invocation] = []
         self.chain = Chain(self.registry, self._bind, self.reports.append)
@@ -494,7 +496,7 @@ def test_the_budget_stands_still_while_next_is_in_flight() -> None:
 
     engine.on("p")("tool.call", hook)
 
-    async def scenario() -> tuple[HookResult, float]:
+    async def scenario() -> tuple[HookResult, int]:
         answer = await engine.dispatch()
         return answer, now_ms()
 

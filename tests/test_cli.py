@@ -86,12 +86,21 @@ MALFORMED = {
         "title: An unknown clause\nclauses: [LANG, NO-SUCH-CLAUSE]\nsteps:\n  - call: {description: D, prompt: P}\n"
     ),
     "not-a-mapping.yaml": "- just\n- a list\n",
+    "typos.yaml": (
+        "title: Typos\nclauses: [LANG]\nsteps:\n  - call: {description: D, prompt: P}\n  - wiat: 100\n"
+        "  - workflow: {description: W, promt: P}\nexpect:\n  - notes: {}\n"
+    ),
 }
 EXPECTED_LINES = {
     "unknown-key.yaml": [(5, "unknown key 'expct'")],
     "wrong-type.yaml": [(4, "session.interactive"), (6, "steps[0].wait")],
     "missing-field.yaml": [(1, "'steps' is missing")],
     "unknown-clause.yaml": [(2, "no clause 'NO-SUCH-CLAUSE'")],
+    "typos.yaml": [
+        (5, "steps[1]: unknown step 'wiat' (did you mean 'wait'?)"),
+        (6, "steps[2].workflow: unknown key 'promt' (did you mean 'prompt'?)"),
+        (8, "expect[0]: no event kind 'notes' (did you mean 'note'?)"),
+    ],
 }
 
 

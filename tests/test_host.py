@@ -17,7 +17,8 @@ from agent_cards.engine import Event, HookResult, ProcessError
 from simulator.clock import VirtualEventLoop
 from simulator.host import results
 from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
-from simulator.lich.model import LichScript, LichWorld, OpenScript
+from simulator.lich.scripts import LichScript, OpenScript
+from simulator.lich.world import LichWorld
 from simulator.runners.virtual import GitScript, VirtualExecutor
 from simulator.scenario.reader import DEFAULT_ENV
 
@@ -34,8 +35,8 @@ def replay(
     """Build the host as the replay does, run ``body`` on virtual time, close the host."""
     loop = VirtualEventLoop()
     world = LichWorld(script or LichScript())
-    executor = VirtualExecutor(world, GitScript(), True, lambda: round(loop.time() * 1000))
-    host = FakeClaudeCode(loop, Session(env=dict(DEFAULT_ENV)), executor, world, register)
+    executor = VirtualExecutor(world, GitScript(), True, loop.now_ms)
+    host = FakeClaudeCode(loop, Session(env=dict(DEFAULT_ENV)), executor, register)
 
     async def run() -> None:
         try:
@@ -355,7 +356,7 @@ def test_workflow_steps_raise_agent_spawn_without_tool_call() -> None:
     spy = Spy()
 
     async def body(host: FakeClaudeCode) -> None:
-        await host.workflow_step("Step one", "Do step one", 1)
+        await host.workflow_step("Step one", "Do step one")
 
     host = replay(body, spy_register(spy))
     assert spy.calls == []
@@ -368,7 +369,7 @@ def test_workflow_steps_raise_agent_spawn_without_tool_call() -> None:
 def test_workflow_steps_stay_native_under_the_real_mod() -> None:
     async def body(host: FakeClaudeCode) -> None:
         await host.start_session(True)
-        await host.workflow_step("Step one", "Do step one", 1)
+        await host.workflow_step("Step one", "Do step one")
 
     host = replay(body)
     assert host.transcript.of("run") == []

@@ -1,9 +1,12 @@
-"""docs/scenario.schema.json: a valid 2020-12 schema that every shipped scenario meets, and that agrees with
-the reader (simulator.scenario.reader.read) on what it refuses and what it accepts."""
+"""docs/scenario.schema.json: made from the format's definitions, a valid 2020-12 schema that every shipped
+scenario meets, and that agrees with the reader (simulator.scenario.reader.read) on what it refuses and
+what it accepts."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,12 +14,18 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from simulator.scenario.reader import _OPEN_KEYS, KINDS, OPERATORS, ScenarioError, read
+from simulator.scenario.expect import EVENTS, OPERATORS
+from simulator.scenario.reader import ScenarioError, read
+from simulator.scenario.schema import schema_text
+from simulator.scenario.settings import OPEN
+from simulator.scenario.steps import KINDS as STEP_KINDS
+from simulator.scenario.steps import steps_table
 from simulator.scenario.yamlnodes import load
 from simulator.transcript import EVENT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / "docs" / "scenario.schema.json"
+DOCS_FILE = ROOT / "docs" / "scenarios.md"
 SCENARIOS = ROOT / "scenarios"
 SHIPPED = sorted(p for p in SCENARIOS.rglob("*.yaml") if p.name != "clauses.yaml")
 
@@ -60,8 +69,35 @@ def test_the_schema_is_a_valid_2020_12_schema() -> None:
     Draft202012Validator.check_schema(schema)
 
 
-def test_scenarios_are_shipped() -> None:
-    assert len(SHIPPED) > 50
+def test_the_committed_schema_is_the_generated_one() -> None:
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
+        "docs/scenario.schema.json is out of date: python -m simulator.scenario.schema > docs/scenario.schema.json"
+    )
+
+
+def test_the_docs_list_every_step_kind() -> None:
+    assert steps_table() in DOCS_FILE.read_text(encoding="utf-8"), (
+        "the table of steps in docs/scenarios.md is out of date: python -m simulator.scenario.schema --steps-table"
+    )
+
+
+def test_every_scenario_file_is_shipped() -> None:
+    """Every YAML file under scenarios/ but the clause list is a scenario this module checks."""
+    every = {p.relative_to(SCENARIOS).as_posix() for p in SCENARIOS.rglob("*.yaml")}
+    assert "clauses.yaml" in every
+    assert {p.relative_to(SCENARIOS).as_posix() for p in SHIPPED} == every - {"clauses.yaml"}
+    assert SCENARIOS / "taskstop.yaml" in SHIPPED and SCENARIOS / "stop" / "refused.yaml" in SHIPPED
+
+
+def test_reading_a_scenario_loads_no_runtime_code() -> None:
+    """The reader and its model know the format only: the host, the lich and the mod come in with the replay."""
+    code = (
+        "import sys; from simulator.scenario.reader import read; read('scenarios/taskstop.yaml'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'agent_cards' "
+        "or m.startswith(('simulator.host', 'simulator.lich', 'simulator.runners', 'simulator.clock'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(SCENARIOS)) for p in SHIPPED])
@@ -120,6 +156,12 @@ INVALID: dict[str, str] = {
     "expect count negative": HEAD + "steps: []\nexpect:\n  - {count: -1, run: {}}\n",
     "expect fields a list": HEAD + "steps: []\nexpect:\n  - run: [open]\n",
     "expect not a list": HEAD + "steps: []\nexpect: {run: {}}\n",
+    "clauses null": "title: A case\nclauses: null\nsteps: []\n",
+    "about not text": HEAD + "about: [a, b]\nsteps: []\n",
+    "a mode not text": HEAD + "session: {modes: [3]}\nsteps: []\n",
+    "workflow prompt not text": HEAD + "steps:\n  - workflow: {description: a, prompt: 3}\n",
+    "taskstop with a call": HEAD + f"steps:\n  - taskstop: session-2-9f81\n    call: {CALL}\n",
+    "count with no": HEAD + "steps: []\nexpect:\n  - {count: 1, no run: {}}\n",
 }
 
 
@@ -194,13 +236,16 @@ def test_every_property_has_a_description() -> None:
     assert missing == []
 
 
-def test_the_schema_names_the_readers_kinds_operators_and_open_keys() -> None:
+def test_the_schema_names_the_readers_kinds_operators_steps_and_open_keys() -> None:
     defs = _schema()["$defs"]
     expectation = next(alt for alt in defs["expectation"]["anyOf"] if alt.get("type") == "object")
     kinds = {name for name in expectation["properties"] if name != "count" and not name.startswith("no ")}
-    assert kinds == set(KINDS) == set(EVENT_FIELDS)
-    assert {name.removeprefix("no ") for name in expectation["properties"] if name.startswith("no ")} == set(KINDS)
-    assert set(defs["operators"]["properties"]) == OPERATORS
-    assert set(defs["open"]["properties"]) == _OPEN_KEYS
+    assert kinds == set(EVENTS) == set(EVENT_FIELDS)  # the expectations know every kind the transcript records
+    assert {name.removeprefix("no ") for name in expectation["properties"] if name.startswith("no ")} == set(EVENTS)
+    assert set(defs["operators"]["properties"]) == set(OPERATORS)
+    assert set(defs["open"]["properties"]) == set(OPEN.fields)
     for kind, fields in EVENT_FIELDS.items():
         assert set(fields) <= set(expectation["properties"][kind]["properties"])
+    described = [alt.get("description") or defs[alt["$ref"].rsplit("/", 1)[1]]["description"]
+                 for alt in defs["step"]["anyOf"][1:]]
+    assert described == [kind.doc for kind in STEP_KINDS.values()]

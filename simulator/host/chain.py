@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,14 +33,24 @@ class HooksError(Exception):
 
 
 class AbortSignal:
-    """Aborted by Esc (through its parent) or by the hook's own overrun."""
+    """Aborted by Esc (through its parent) or by the hook's own overrun.
+
+    A parent holds its children weakly: a child nobody holds any more can never be read or waited on
+    again, so it leaves its parent by itself, and a long-lived signal (a turn) does not keep one child
+    per hook run. Without a parent, only the signal's own :meth:`abort` aborts it.
+    """
+
+    __slots__ = ("__weakref__", "_aborted", "_children", "_waiters")
 
     def __init__(self, parent: AbortSignal | None = None) -> None:
-        self._aborted = parent is not None and parent.aborted
+        self._aborted = False
         self._waiters: list[asyncio.Future[None]] = []
-        self._children: list[AbortSignal] = []
+        self._children: weakref.WeakValueDictionary[int, AbortSignal] | None = None  # in the order made
         if parent is not None:
-            parent._children.append(self)
+            self._aborted = parent._aborted
+            if parent._children is None:
+                parent._children = weakref.WeakValueDictionary()
+            parent._children[id(self)] = self
 
     @property
     def aborted(self) -> bool:
@@ -53,10 +64,12 @@ class AbortSignal:
             if not waiter.done():
                 waiter.set_result(None)
         self._waiters.clear()
-        for child in self._children:
-            child.abort()
+        if self._children is not None:
+            for child in list(self._children.values()):
+                child.abort()
 
     def wait(self) -> asyncio.Future[None]:
+        """A future resolved when the signal aborts; the caller holds the signal while it waits."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self._aborted:
             waiter.set_result(None)
@@ -143,10 +156,6 @@ class NextFn:
     def budget(self) -> dict[str, float]:
         return {"ms": BUDGET_MS, "remainingMs": self._invocation.budget.remaining_ms}
 
-    @property
-    def called(self) -> bool:
-        return self.last is not None
-
     async def __call__(self, e: Event | None = None, /) -> HookResult:
         if e is None:
             raise HooksError(results.NEXT_WITHOUT_EVENT)
@@ -159,6 +168,21 @@ class NextFn:
             return await asyncio.shield(self.last)
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The hook's run ended with an answer (its shape is checked next)."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """The hook's run failed: why, in the engine's report wording."""
+
+    why: str
+
+
+HookOutcome = Answered | Skipped
 HostFactory = Callable[[Invocation], Host]
 Report = Callable[[str], None]
 
@@ -178,8 +202,10 @@ class Chain:
         e: Event,
         bottom: Callable[[Event], Awaitable[HookResult]],
         origin: Origin,
-        signal: AbortSignal,
+        signal: AbortSignal | None,
     ) -> HookResult:
+        """Run ``e`` down the hooks of ``event``; each hook's signal is a child of ``signal`` (None: of
+        nothing, so only the hook's own overrun aborts it)."""
         hooks = self._registry.chain(event, e)
 
         async def run(index: int, e: Event) -> HookResult:
@@ -189,21 +215,23 @@ class Chain:
             invocation = Invocation(registration, Budget(), AbortSignal(signal))
             nxt = NextFn(lambda e2: run(index + 1, e2), event, e, origin, invocation)
             hook = registration.hook(self._bind_host(invocation), e, nxt)
-            verdict, value = await self._run_budgeted(hook, invocation)
-            if verdict == "ok":
-                problem = results.shape_problem(event, value)
+            outcome = await self._run_budgeted(hook, invocation)
+            if isinstance(outcome, Answered):
+                problem = results.shape_problem(event, outcome.value)
                 if problem is None:
-                    return dict(value)
-                verdict = problem
+                    return dict(outcome.value)
+                why = problem
+            else:
+                why = outcome.why
             plugin = registration.plugin
-            self._report(f"{plugin}'s {event} hook was skipped: {plugin}: {verdict}")
+            self._report(f"{plugin}'s {event} hook was skipped: {plugin}: {why}")
             if nxt.last is not None:  # it already ran what is beneath: that result stands
                 return await nxt.last
             return await run(index + 1, e)
 
         return await run(0, e)
 
-    async def _run_budgeted(self, hook: Awaitable[Any], invocation: Invocation) -> tuple[str, Any]:
+    async def _run_budgeted(self, hook: Awaitable[Any], invocation: Invocation) -> HookOutcome:
         task = asyncio.ensure_future(hook)
         task.add_done_callback(lambda _: setattr(invocation, "finished", True))
         budget = invocation.budget
@@ -221,14 +249,14 @@ class Chain:
                 if not task.done() and not budget.paused and budget.remaining_ms <= 0:
                     changed.cancel()
                     self._linger(task, invocation)
-                    return f"exceeded {BUDGET_MS}ms budget", None
+                    return Skipped(f"exceeded {BUDGET_MS}ms budget")
             changed.cancel()
         if task.cancelled():
-            return "was cancelled", None
+            return Skipped("was cancelled")
         failure = task.exception()
         if failure is not None:
-            return f"{type(failure).__name__}: {failure}", None
-        return "ok", task.result()
+            return Skipped(f"{type(failure).__name__}: {failure}")
+        return Answered(task.result())
 
     def _linger(self, task: asyncio.Task[Any], invocation: Invocation) -> None:
         invocation.signal.abort()

@@ -8,13 +8,18 @@ An Agent call (measured on 2.1.328, ``claude-code-engine.md`` §3 and the e2e no
 A deny at ``agent.spawn`` becomes the Agent tool's error; a refusal at the permission check never
 reaches ``agent.spawn``. Every hook gets a host bound to its own invocation, so a host call pauses
 its budget and an Esc reaches what it runs. Everything the host does lands in the transcript.
+
+The host is built with its settings (the loop, the :class:`Session`, the executor, the module's
+``register``) and keeps only what a session needs to go on: the turn Esc interrupts, the loaded
+module, what runs in the background (each entry gone once done) and Claude Code's own bookkeeping.
+Nothing outlives a replay.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +38,7 @@ from agent_cards.engine import (
 from simulator.clock import VirtualEventLoop
 from simulator.host import results
 from simulator.host.chain import AbortSignal, Chain, Invocation
-from simulator.host.process_run import Executor, NoteSource, host_check
+from simulator.host.process_run import Executor, host_check
 from simulator.host.registry import Registry
 from simulator.transcript import Transcript
 
@@ -57,11 +62,13 @@ class Permission:
     reason: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Session:
-    env: dict[str, str]
+    """The session's settings, fixed for its whole run."""
+
+    env: Mapping[str, str]
     cwd: str = "/home/dev/app"
-    modes: list[str] = field(default_factory=list)
+    modes: Sequence[str] = ()
     agent_types: tuple[str, ...] = AGENT_TYPES
     permission: Permission = field(default_factory=Permission)  # how the permission check answers by default
 
@@ -72,9 +79,6 @@ class _Env:
 
     def get(self, name: str, /) -> str | None:
         return self._values.get(name)
-
-
-NEVER = AbortSignal()
 
 
 class BoundHost:
@@ -102,13 +106,14 @@ class BoundHost:
         return self
 
     def _signal(self) -> AbortSignal:
+        """The signal a run waits on: the hook's own while it runs; after, one nothing aborts."""
         if self._invocation is None or self._invocation.finished:
-            return NEVER
+            return AbortSignal()
         return self._invocation.signal
 
     async def run(self, argv: Any, /, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProcessResult:
         if self._invocation is None:
-            return await self._claude.run_process(argv, timeout_ms, NEVER)
+            return await self._claude.run_process(argv, timeout_ms, AbortSignal())
         with self._invocation.budget.suspended():
             return await self._claude.run_process(argv, timeout_ms, self._signal())
 
@@ -132,38 +137,90 @@ class BoundHost:
 Register = Callable[..., Any]
 
 
+class _Timer:
+    """A timer a module armed (``$.clock.after`` / ``every``); held by the host only while armed."""
+
+    __slots__ = ("_claude", "_handle", "fn", "generation", "ms", "repeat")
+
+    def __init__(self, claude: FakeClaudeCode, generation: int, ms: int, fn: Timer, repeat: bool) -> None:
+        self._claude = claude
+        self.generation = generation
+        self.ms = ms
+        self.fn = fn
+        self.repeat = repeat
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        self._handle = self._claude.loop.call_later(self.ms / 1000, self._fire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None  # fired: the loop drops the handle, and so does the timer
+        self._claude._timer_fired(self)
+
+
+@dataclass
+class _Background:
+    """What runs, or waits to run, beside the scenario: each entry leaves once done; ``close`` stops the rest."""
+
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # every task the host started and still runs
+    timers: set[_Timer] = field(default_factory=set)  # the modules' armed timers (a repeating one: its next)
+    note: asyncio.TimerHandle | None = None  # lich types its next note then
+    footer_due: bool = False  # a footer redraw is scheduled and not yet started
+    footers: int = 0  # footer redraws being drawn
+
+
+@dataclass
+class _Books:
+    """Claude Code's own bookkeeping across the session."""
+
+    refs: int = 0  # the last ``requestId`` / ``ref`` handed out
+    workflow_steps: int = 0  # workflow agents spawned: a step's index is its number
+    native_tasks: dict[str, str] = field(default_factory=dict)  # its own background agents: id -> description
+
+
 class FakeClaudeCode:
+    """Claude Code for one session on a virtual loop, the mod loaded through ``register``.
+
+    ``loop`` is the scenario's own (its clock starts with the scenario: transcript times are its
+    :meth:`~simulator.clock.VirtualEventLoop.now_ms`); ``executor`` is the lich side: it answers
+    ``process.run`` and says when lich types a note.
+    """
+
     def __init__(
         self,
-        loop: asyncio.AbstractEventLoop,
+        loop: VirtualEventLoop,
         session: Session,
         executor: Executor,
-        world: NoteSource | None = None,
         register: Register = agent_cards.register,
     ) -> None:
+        # settings, given here and never changed
         self.loop = loop
         self.session = session
         self.executor = executor
-        self.world = world
         self._register = register
-        self._started = loop.time()
-        self.transcript = Transcript(self.now)
+        # parts, made once
+        self.transcript = Transcript(loop.now_ms)
         self.registry = Registry()
         self.chain = Chain(self.registry, self._bind, self._report)
-        self._turn = AbortSignal()
-        self._generation = 0
-        self._timers: dict[int, list[asyncio.TimerHandle]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._footer_pending = False
-        self._refs = 0
-        self._native_tasks: dict[str, str] = {}  # Claude Code's own background agents: id -> description
-        self.errands: str | None = None
-        self.workflow_index = 0
-        self._footers: set[asyncio.Task[Any]] = set()
-        self.mod: Any = None
-        self._note_timer: asyncio.TimerHandle | None = None
+        # state: what a session needs to go on
+        self._turn = AbortSignal()  # the asking session's turn: Esc aborts it, and a new turn begins
+        self._generation = 0  # the loaded module's number: its timers and bound hosts carry it
+        self._mod: Any = None  # what the loaded module's register returned
+        self._errands: str | None = None  # the errands part of the lich line (lich's status module draws it)
+        self._background = _Background()
+        self._books = _Books()
         self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
         self.load_mod()
+
+    @property
+    def mod(self) -> Any:
+        """What the loaded module's ``register`` returned."""
+        return self._mod
 
     def _report(self, text: str) -> None:
         """What the engine reports about a hook it skipped or a hook still running (a ``report`` event)."""
@@ -172,23 +229,32 @@ class FakeClaudeCode:
     # -- time and tasks ----------------------------------------------------------------------------
 
     def now(self) -> int:
-        return round((self.loop.time() - self._started) * 1000)
+        """Virtual ms since the scenario's start."""
+        return self.loop.now_ms()
 
     def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
+        tasks = self._background.tasks
         task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
         return task
 
     def schedule(self, generation: int, ms: int, fn: Timer, repeat: bool) -> None:
-        def fire() -> None:
-            if generation != self._generation:
-                return
-            self.spawn(self._run_timer(fn))
-            if repeat:
-                self._timers.setdefault(generation, []).append(self.loop.call_later(ms / 1000, fire))
+        """Arm a timer of the module loaded as ``generation``; a module reloaded since never runs it."""
+        timer = _Timer(self, generation, ms, fn, repeat)
+        timer.arm()
+        self._background.timers.add(timer)
 
-        self._timers.setdefault(generation, []).append(self.loop.call_later(ms / 1000, fire))
+    def _timer_fired(self, timer: _Timer) -> None:
+        """A timer's time came: it runs unless its module was reloaded since; a repeating one re-arms."""
+        if timer.generation != self._generation:
+            self._background.timers.discard(timer)
+            return
+        self.spawn(self._run_timer(timer.fn))
+        if timer.repeat:
+            timer.arm()
+        else:
+            self._background.timers.discard(timer)
 
     async def _run_timer(self, fn: Timer) -> None:
         try:
@@ -201,12 +267,14 @@ class FakeClaudeCode:
 
     async def close(self) -> None:
         """End of the scenario: stop every timer and whatever still runs."""
-        for handles in self._timers.values():
-            for handle in handles:
-                handle.cancel()
-        if self._note_timer:
-            self._note_timer.cancel()
-        pending = [*self._tasks, *self.chain.lingering]
+        background = self._background
+        for timer in background.timers:
+            timer.cancel()
+        background.timers.clear()
+        if background.note is not None:
+            background.note.cancel()
+            background.note = None
+        pending = [*background.tasks, *self.chain.lingering]
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -215,12 +283,14 @@ class FakeClaudeCode:
 
     def load_mod(self) -> None:
         self._generation += 1
-        self.mod = self._register(self.registry.on_for(MOD_PLUGIN, "user"))
+        self._mod = self._register(self.registry.on_for(MOD_PLUGIN, "user"))
 
     def reload(self) -> None:
         """``register`` runs again in a fresh module; the old module's timers stop. No session.start."""
-        for handle in self._timers.pop(self._generation, []):
-            handle.cancel()
+        timers = self._background.timers
+        for timer in [t for t in timers if t.generation == self._generation]:
+            timer.cancel()
+            timers.discard(timer)
         self.registry.drop_plugin(MOD_PLUGIN)
         self.transcript.record("reload")
         self.load_mod()
@@ -235,7 +305,7 @@ class FakeClaudeCode:
         async def core(e: Event) -> HookResult:
             return {"cwd": self.session.cwd}
 
-        await self._dispatch("session.start", e, core, ENGINE, NEVER)
+        await self.chain.dispatch("session.start", e, core, ENGINE, None)
 
     def esc(self) -> None:
         """Esc in the asking session: its own turn is interrupted; background work goes on."""
@@ -262,17 +332,22 @@ class FakeClaudeCode:
         async def core(e: Event) -> HookResult:
             return await self._core_tool(e, origin, verdict)
 
-        answer = await self._dispatch("tool.call", e, core, origin, self._turn)
+        answer = await self.chain.dispatch("tool.call", e, core, origin, self._turn)
         return self.transcript.record("answer", call=call_id, **_answer_fields(answer))
 
-    async def workflow_step(self, description: str, prompt: str, index: int) -> None:
-        """A workflow step spawns its agent directly: no Agent tool call, so no tool.call hook runs."""
+    async def workflow_step(self, description: str, prompt: str) -> None:
+        """A workflow step spawns its agent directly: no Agent tool call, so no tool.call hook runs.
+
+        Steps are numbered from 1 in the order they run (``agentIndex``)."""
+        self._books.workflow_steps += 1
+        index = self._books.workflow_steps
         spawn = self._spawn_event(f"workflow_{index}", description, prompt, "general-purpose", ENGINE, None)
         spawn["workflow"] = {"runId": "run_1", "agentIndex": index}
         await self._spawn(spawn, f"workflow_{index}")
 
     def set_errands(self, text: str | None) -> None:
-        self.errands = text
+        """lich's status module has this errands text to draw (None: nothing)."""
+        self._errands = text
         self.schedule_footer()
 
     async def render_footer(self) -> None:
@@ -290,47 +365,40 @@ class FakeClaudeCode:
             drawn.extend(str(m) for m in modes or [])
             return {"type": "engine", "ref": e["requestId"]}
 
-        await self._dispatch("ui.render", e, core, ENGINE, NEVER)
+        await self.chain.dispatch("ui.render", e, core, ENGINE, None)
         line = next((m for m in drawn if m.startswith("lich: ")), None)
         self.transcript.record("footer", line=line)
 
     def schedule_footer(self) -> None:
-        if not self._footer_pending:
-            self._footer_pending = True
+        if not self._background.footer_due:
+            self._background.footer_due = True
             self.loop.call_soon(self._footer_now)
 
     def _footer_now(self) -> None:
-        self._footer_pending = False
+        self._background.footer_due = False
         task = self.spawn(self.render_footer())
-        self._footers.add(task)
-        task.add_done_callback(self._footers.discard)
+        self._background.footers += 1
+        task.add_done_callback(self._footer_drawn)
+
+    def _footer_drawn(self, _: asyncio.Task[Any]) -> None:
+        self._background.footers -= 1
 
     async def settle(self) -> None:
         """Let the footer redraws that are due now finish (the end of a scenario)."""
-        while self._footer_pending or self._footers:
+        while self._background.footer_due or self._background.footers:
             await asyncio.sleep(0)
 
     async def _errands_part(self, host: Any, e: Event, next: Any) -> HookResult:
-        if not self.errands:
+        if not self._errands:
             return dict(await next(e))
         props = e["props"]
-        return dict(await next({**e, "props": {**props, "modes": [*props["modes"], f"lich: {self.errands}"]}}))
+        return dict(await next({**e, "props": {**props, "modes": [*props["modes"], f"lich: {self._errands}"]}}))
 
     # -- the pipeline beneath the hooks --------------------------------------------------------------
 
-    async def _dispatch(
-        self,
-        event: str,
-        e: Event,
-        core: Callable[[Event], Awaitable[HookResult]],
-        origin: Origin,
-        signal: AbortSignal,
-    ) -> HookResult:
-        return await self.chain.dispatch(event, e, core, origin, signal)
-
     def _ref(self) -> int:
-        self._refs += 1
-        return self._refs
+        self._books.refs += 1
+        return self._books.refs
 
     async def _core_tool(self, e: Event, origin: Origin, permission: Permission) -> HookResult:
         call_id = str(e.get("tool_use_id"))
@@ -354,7 +422,7 @@ class FakeClaudeCode:
         if isinstance(answer.get("deny"), str):
             return results.error(results.spawn_denied(answer["deny"]))
         agent_id = str(answer.get("agentId"))
-        self._native_tasks[agent_id] = str(e.get("description") or "")
+        self._books.native_tasks[agent_id] = str(e.get("description") or "")
         result = {
             "isAsync": True,
             "status": "async_launched",
@@ -411,7 +479,7 @@ class FakeClaudeCode:
             return {"model": e.get("model") or PARENT_MODEL, "agentId": agent_id}
 
         if self.registry.hooks("agent.spawn"):
-            answer = await self._dispatch("agent.spawn", spawn, native, ENGINE, self._turn)
+            answer = await self.chain.dispatch("agent.spawn", spawn, native, ENGINE, self._turn)
         else:
             answer = await native(spawn)
         self.transcript.record("spawn", call=call_id, answer=answer)
@@ -422,7 +490,7 @@ class FakeClaudeCode:
         self.transcript.record("native", call=str(e.get("tool_use_id")), tool="TaskStop")
         if not task_id:
             return results.error("<tool_use_error>Missing required parameter: task_id</tool_use_error>")
-        description = self._native_tasks.pop(task_id, None)
+        description = self._books.native_tasks.pop(task_id, None)
         if description is None:
             return {"result": results.no_task(task_id), "text": results.no_task(task_id), "isError": True}
         return {"ref": self._ref(), "result": results.task_stopped(task_id, description), "text": "stopped"}
@@ -454,19 +522,17 @@ class FakeClaudeCode:
 
     def _arm_notes(self) -> None:
         """lich types a worker's report at this session's prompt when it is due (a ``note``)."""
-        if self.world is None:
-            return
-        if self._note_timer:
-            self._note_timer.cancel()
-        due = self.world.next_note_at()
-        if due is not None:
-            self._note_timer = self.loop.call_later(max(0, due - self.now()) / 1000, self._emit_notes)
+        background = self._background
+        if background.note is not None:
+            background.note.cancel()
+        due = self.executor.next_note_at()
+        background.note = (
+            None if due is None else self.loop.call_later(max(0, due - self.now()) / 1000, self._emit_notes)
+        )
 
     def _emit_notes(self) -> None:
-        self._note_timer = None
-        if self.world is None:
-            return
-        for note in self.world.notes_due(self.now()):
+        self._background.note = None
+        for note in self.executor.notes_due(self.now()):
             self.transcript.record("note", text=note.text)
         self._arm_notes()
 
@@ -480,7 +546,3 @@ def _answer_fields(answer: HookResult) -> dict[str, Any]:
     if answer.get("context"):
         fields["context"] = answer["context"]
     return fields
-
-
-def new_loop() -> VirtualEventLoop:
-    return VirtualEventLoop()

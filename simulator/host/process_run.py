@@ -15,7 +15,7 @@ from typing import Protocol
 
 from agent_cards.engine import MAX_TIMEOUT_MS, ProcessError, ProcessResult
 from simulator.host.chain import AbortSignal
-from simulator.lich.model import Note
+from simulator.lich.output import Note
 
 OUTPUT_CAP = 4 * 1024 * 1024  # 4 MiB per stream, measured
 
@@ -75,17 +75,18 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
-class NoteSource(Protocol):
-    """Where the host learns of lich's notes: the fake lich's world, or its state on disk (``--processes``)."""
-
-    def next_note_at(self) -> int | None: ...
-
-    def notes_due(self, until_ms: int) -> list[Note]: ...
-
-
-class Executor(NoteSource, Protocol):
-    """The lich side of a replay: it answers the host's process runs, and says when lich types a note."""
+class Executor(Protocol):
+    """The lich side of a replay: it answers the host's process runs, and says when lich types a note
+    (from the fake lich's world, or from its state on disk in ``--processes``)."""
 
     async def execute(
         self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal
     ) -> ProcessResult: ...
+
+    def next_note_at(self) -> int | None:
+        """When lich types its next note at this session's prompt (virtual ms), or None."""
+        ...
+
+    def notes_due(self, until_ms: int) -> list[Note]:
+        """The notes due by ``until_ms``, each handed out once."""
+        ...

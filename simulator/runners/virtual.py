@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from agent_cards.engine import ProcessResult
 from simulator.host.chain import AbortSignal
 from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
-from simulator.lich.model import LichWorld, Note
+from simulator.lich.output import Note
+from simulator.lich.world import LichWorld
 
 GIT_MS = 5
 NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
@@ -33,7 +34,10 @@ class GitScript:
 
 
 class VirtualExecutor:
-    """Answers from the fake lich's model and the scripted git, taking their time on the virtual clock."""
+    """Answers from the fake lich's model and the scripted git, taking their time on the virtual clock.
+
+    ``now_ms`` tells the virtual time in ms (:meth:`~simulator.clock.VirtualEventLoop.now_ms`).
+    """
 
     def __init__(self, world: LichWorld, git: GitScript, lich_installed: bool, now_ms: Callable[[], int]) -> None:
         self.world = world

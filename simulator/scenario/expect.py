@@ -1,34 +1,167 @@
-"""Explicit expectations of a scenario, checked against its transcript.
+"""Expectations: each event kind and each matcher operator defined once, read, checked and documented.
 
 ``- answer: {call: toolu_0001, deny: {contains: auth-fix}}`` holds when at least one ``answer`` event
 matches every field; ``count: N`` asks for exactly N; ``- no run: {argv: {contains: open}}`` for none.
 
 A field's matcher is a value (equal), a mapping (a partial match of an object, recursively), a list
-(equal, item by item), or an operator mapping: ``contains`` (text: substring; list: an item that
-matches, or a text item holding the text; a list of them: all), ``startswith``, ``endswith``,
-``matches`` (a regular expression, searched), ``lt``/``le``/``gt``/``ge`` (numbers), ``absent: true``
-(the field is not there), ``not`` (the inner matcher fails).
+(equal, item by item), or a mapping of operators only (``OPERATORS``: each says what it holds for, how
+its argument is described, and how it is checked). The kinds of event an expectation may name, and
+their fields, are ``EVENTS`` (the transcript's contract, :mod:`simulator.transcript`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from simulator.scenario.reader import OPERATORS, Expectation
+from simulator.scenario.model import Expectation
+from simulator.scenario.spec import FAILED, Defs, Kind, Reader, Schema, did_you_mean, is_int, plain
+from simulator.scenario.yamlnodes import YList, YMap
 
-_ABSENT = object()
+# -- event kinds ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """An event kind an expectation may name: what the event is, and its fields."""
+
+    doc: str
+    fields: dict[str, str]
+
+
+_T = "Virtual ms since the start of the scenario at which the event was recorded (for a run: when it started)."
+_KIND = "The event's kind (always the kind named by the expectation)."
+
+EVENTS: dict[str, EventKind] = {
+    "session.start": EventKind("Claude Code raised session.start.", {
+        "interactive": "true for an interactive session, false for `claude -p`.",
+    }),
+    "call": EventKind("A tool call reached Claude Code (from a `call`, `taskstop` or `parallel` step).", {
+        "call": "The call's id (`toolu_0001`, … or the step's `id`).",
+        "tool": "The tool's name: `Agent`, `TaskStop`, …",
+        "input": "The tool's input as the step gave it.",
+    }),
+    "permission": EventKind("Claude Code's permission check answered an Agent call.", {
+        "call": "The call's id.",
+        "outcome": "`allow` or `deny`.",
+        "via": "What decided: `mode` (allow), `rule` (deny), `dialog` (ask) or `hook` (hook-deny).",
+    }),
+    "spawn": EventKind("agent.spawn was answered for an Agent call or a workflow step.", {
+        "call": "The call's id (`workflow_N` for a workflow step).",
+        "answer": "What agent.spawn answered: `{deny}` or `{model, agentId}`.",
+    }),
+    "native": EventKind("Claude Code ran something itself: its own agent, its own TaskStop, or any other tool.", {
+        "call": "The call's id (`workflow_N` for a workflow step).",
+        "tool": "`Agent`, `TaskStop` or the other tool's name.",
+    }),
+    "answer": EventKind("The answer a tool call got: exactly one of `result`, `deny`, `error`.", {
+        "call": "The call's id.",
+        "result": "The tool's result (for an Agent call an object with `status`, `agentId`, …).",
+        "deny": "The text of a hook's deny.",
+        "error": "The text of a tool error.",
+        "context": "Extra context lines given to the model with the result (a list of texts); only when there are "
+        "some.",
+    }),
+    "run": EventKind("A process the mod ran through the host (lich or git).", {
+        "argv": "The command line as a list of texts; argv[0] is `$LICH_BIN` or `git`.",
+        "timeout_ms": "The timeout the mod gave the run.",
+        "exit": "The exit code; null when the run failed (see `error`).",
+        "stdout": "What the process printed on stdout.",
+        "stderr": "What the process printed on stderr.",
+        "error": "null, or why the run failed: it could not start, timed out or was interrupted.",
+        "ms": "How long the run took in virtual ms.",
+        "truncated": "Only when an output passed 4 MiB: `{stdout: bool, stderr: bool}`.",
+    }),
+    "toast": EventKind("A toast the mod showed.", {"text": "The toast's text."}),
+    "footer": EventKind("The footer was drawn.", {"line": "The footer's `lich: …` mode, or null when it has none."}),
+    "note": EventKind("lich typed a note at the asking session's prompt (a worker's report).", {
+        "text": "The note's text; it starts with `[lich]`.",
+    }),
+    "esc": EventKind("Esc was pressed.", {}),
+    "reload": EventKind("The mod was reloaded.", {}),
+    "report": EventKind("A line of the engine's own report: a hook it skipped, a hook that overran, a timer that "
+                        "failed.", {"text": "The report's text."}),
+}
+KINDS = tuple(EVENTS)
+
+# -- operators ------------------------------------------------------------------------------------------
+
+#: The value of a field the event does not have.
+ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A matcher operator: ``holds(argument, value)``; ``value`` is ``ABSENT`` only when ``sees_absent``."""
+
+    doc: str
+    argument: Schema  # the argument's schema (beside the description)
+    holds: Callable[[Any, Any], bool]
+    sees_absent: bool = False  # False: an absent field matches nothing
+
+
+def _contains(wanted: Any, value: Any) -> bool:
+    each = wanted if isinstance(wanted, list) else [wanted]
+    if isinstance(value, str):
+        return all(isinstance(w, str) and w in value for w in each)
+    if isinstance(value, list):  # an item that matches; a text item may contain a wanted text
+        return all(any(matches(w, item) or _within(w, item) for item in value) for w in each)
+    return False
+
+
+def _within(wanted: Any, item: Any) -> bool:
+    return isinstance(wanted, str) and isinstance(item, str) and wanted in item
+
+
+def _number(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    def holds(limit: Any, value: Any) -> bool:
+        return isinstance(value, int | float) and isinstance(limit, int | float) and compare(value, limit)
+
+    return holds
+
+
+def _text(test: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
+    def holds(arg: Any, value: Any) -> bool:
+        return isinstance(value, str) and isinstance(arg, str) and test(value, arg)
+
+    return holds
+
+
+_MATCHER: Schema = {"$ref": "#/$defs/matcher"}
+
+OPERATORS: dict[str, Operator] = {
+    "contains": Operator(
+        "Text: holds the text (a list of texts: each). List: an item matches it, or a text item holds it (a list: "
+        "each).", {}, _contains),
+    "startswith": Operator("The text starts with this.", {"type": "string"}, _text(str.startswith)),
+    "endswith": Operator("The text ends with this.", {"type": "string"}, _text(str.endswith)),
+    "matches": Operator("A regular expression found somewhere in the text (Python re.search).", {"type": "string"},
+                        _text(lambda value, pattern: re.search(pattern, value) is not None)),
+    "lt": Operator("A number below this.", {"type": "number"}, _number(lambda a, b: a < b)),
+    "le": Operator("A number at most this.", {"type": "number"}, _number(lambda a, b: a <= b)),
+    "gt": Operator("A number above this.", {"type": "number"}, _number(lambda a, b: a > b)),
+    "ge": Operator("A number at least this.", {"type": "number"}, _number(lambda a, b: a >= b)),
+    "absent": Operator("true: the field is not there; false: it is (any value, null too).", {"type": "boolean"},
+                       lambda arg, value: (value is ABSENT) == bool(arg), sees_absent=True),
+    "not": Operator("Holds when the inner matcher does not (also when the field is absent).", _MATCHER,
+                    lambda arg, value: not matches(arg, value), sees_absent=True),
+}
 
 
 def matches(matcher: Any, value: Any) -> bool:
-    if isinstance(matcher, dict) and matcher and set(matcher) <= OPERATORS:
-        return all(_operator(op, arg, value) for op, arg in matcher.items())
-    if value is _ABSENT:
+    if isinstance(matcher, dict) and matcher and matcher.keys() <= OPERATORS.keys():
+        for name, arg in matcher.items():
+            op = OPERATORS[name]
+            if (value is ABSENT and not op.sees_absent) or not op.holds(arg, value):
+                return False
+        return True
+    if value is ABSENT:
         return False
     if isinstance(matcher, dict):
-        return isinstance(value, dict) and all(matches(m, value.get(k, _ABSENT)) for k, m in matcher.items())
+        return isinstance(value, dict) and all(matches(m, value.get(k, ABSENT)) for k, m in matcher.items())
     if isinstance(matcher, list):
         return isinstance(value, list) and len(matcher) == len(value) and all(map(matches, matcher, value))
     return (type(matcher) is type(value) and bool(matcher == value)) or (
@@ -37,31 +170,134 @@ def matches(matcher: Any, value: Any) -> bool:
     )
 
 
-def _operator(op: str, arg: Any, value: Any) -> bool:
-    if op == "absent":
-        return (value is _ABSENT) == bool(arg)
-    if op == "not":
-        return not matches(arg, value)
-    if value is _ABSENT:
-        return False
-    if op == "contains":
-        wanted = arg if isinstance(arg, list) else [arg]
-        if isinstance(value, str):
-            return all(isinstance(w, str) and w in value for w in wanted)
-        if isinstance(value, list):  # an item that matches; a text item may contain a wanted text
-            return all(any(matches(w, item) or _within(w, item) for item in value) for w in wanted)
-        return False
-    if op in ("startswith", "endswith"):
-        return isinstance(value, str) and isinstance(arg, str) and getattr(value, op)(arg)
-    if op == "matches":
-        return isinstance(value, str) and isinstance(arg, str) and re.search(arg, value) is not None
-    if not isinstance(value, int | float) or not isinstance(arg, int | float):
-        return False
-    return {"lt": value < arg, "le": value <= arg, "gt": value > arg, "ge": value >= arg}[op]
+# -- reading ----------------------------------------------------------------------------------------------
 
 
-def _within(wanted: Any, item: Any) -> bool:
-    return isinstance(wanted, str) and isinstance(item, str) and wanted in item
+class Expectations(Kind):
+    """``expect``: a list of ``KIND: {fields}``, ``count: N`` + ``KIND: …``, ``no KIND: …``, ``KIND``, ``no KIND``."""
+
+    expected = "a list of expectations"
+
+    def accepts(self, value: Any) -> bool:
+        raise NotImplementedError("expectations are read, with their problems, never only accepted")
+
+    def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if not isinstance(value, YList):
+            r.fail(where, key, "expect: expected a list of expectations")
+            return FAILED
+        found = [self.read_one(r, value, i, item) for i, item in enumerate(value)]
+        return FAILED if None in found else tuple(found)
+
+    @staticmethod
+    def read_one(r: Reader, items: YList, i: int, item: Any) -> Expectation | None:
+        path = f"expect[{i}]"
+        where: Any
+        if isinstance(item, str):
+            item_map: dict[str, Any] = {item: None}
+            where = items
+        elif isinstance(item, YMap):
+            item_map, where = item, item
+        else:
+            r.fail(items, i, f"{path}: expected '<kind>: {{fields}}' or 'no <kind>'")
+            return None
+        count = None
+        named = [k for k in item_map if k != "count"]
+        if "count" in item_map:
+            count = item_map["count"]
+            if not is_int(count) or count < 0:
+                r.fail(where, "count", f"{path}.count: expected a whole number")
+                return None
+        if len(named) != 1:
+            r.fail(items, i, f"{path}: name exactly one event kind (got {', '.join(named) or 'none'})")
+            return None
+        kind = named[0]
+        if kind.startswith("no "):
+            if count is not None:
+                r.fail(where, "count", f"{path}: 'no {kind[3:]}' already means count 0; drop count")
+                return None
+            kind, count = kind[3:], 0
+        if kind not in EVENTS:
+            r.fail(items, i, f"{path}: no event kind {kind!r}{did_you_mean(kind, EVENTS)}")
+            return None
+        fields = item_map[named[0]]
+        if fields is None:
+            fields = {}
+        if not isinstance(fields, dict):
+            r.fail(items, i, f"{path}.{named[0]}: expected the fields to match as a mapping")
+            return None
+        return Expectation(kind, plain(fields), count, items.line_of(i))
+
+    def schema(self, defs: Defs) -> Schema:
+        defs["expectation"] = _expectation_schema()
+        defs["matcher"] = {
+            "description": "A value (equal), a mapping (a partial match, recursively), a list (equal item by item), "
+            "or a mapping of operators only.",
+            "anyOf": [
+                {"$ref": "#/$defs/operators"},
+                {"description": "Any other value: matched by equality (mappings partially)."},
+            ],
+        }
+        defs["operators"] = {
+            "description": "Operators; every one given must hold.",
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": False,
+            "properties": {name: {"description": op.doc, **op.argument} for name, op in OPERATORS.items()},
+        }
+        return {"type": "array", "items": {"$ref": "#/$defs/expectation"}}
+
+
+def _fields_schema(kind: str, event: EventKind, no: bool) -> Schema:
+    lead = f"No {kind} event may match these fields. " if no else ""
+    return {
+        "description": f"{lead}{event.doc} The fields to match (a partial match; null or nothing: any {kind} event).",
+        "type": ["object", "null"],
+        "properties": {
+            name: {"description": doc, **_MATCHER}
+            for name, doc in {"t": _T, "kind": _KIND, **event.fields}.items()
+        },
+        "additionalProperties": _MATCHER,
+    }
+
+
+def _expectation_schema() -> Schema:
+    names = "|".join(re.escape(kind) for kind in EVENTS)
+    properties: Schema = {
+        "count": {
+            "description": "How many events must match exactly (without it: at least one). Not with a `no …` key.",
+            "type": "integer",
+            "minimum": 0,
+        },
+    }
+    properties |= {kind: _fields_schema(kind, event, no=False) for kind, event in EVENTS.items()}
+    properties |= {f"no {kind}": _fields_schema(kind, event, no=True) for kind, event in EVENTS.items()}
+    return {
+        "description": "`KIND: {fields}` (at least one such event), with `count: N` (exactly N), or `no KIND: "
+        "{fields}` (none). A bare `KIND` or `no KIND` matches on the kind alone.",
+        "anyOf": [
+            {"description": "`KIND` or `no KIND`.", "type": "string", "pattern": f"^(no )?({names})$"},
+            {
+                "description": "One event kind (or `no` kind) with its fields, and optionally count.",
+                "type": "object",
+                "additionalProperties": False,
+                "properties": properties,
+                "allOf": [
+                    {
+                        "if": {"required": ["count"]},
+                        "then": {"minProperties": 2, "maxProperties": 2},
+                        "else": {"minProperties": 1, "maxProperties": 1},
+                    },
+                    {
+                        "if": {"propertyNames": {"not": {"pattern": "^no "}}},
+                        "else": {"not": {"required": ["count"]}},
+                    },
+                ],
+            },
+        ],
+    }
+
+
+# -- checking -----------------------------------------------------------------------------------------------
 
 
 def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any]], file: str = "") -> list[str]:

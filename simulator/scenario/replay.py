@@ -3,6 +3,10 @@
 ``replay(scenario)`` never raises for what happens inside the scenario: a stalled timeline, a step that
 cannot run or an expectation that fails is a failure message in the result, so a contributor sees one
 line, not a traceback.
+
+The scenario (:mod:`simulator.scenario.model`) holds the format's own values; here they become the
+runtime's: the host's ``Permission`` and ``Origin``, the fake lich's scripts, the scripted git. Each step
+runs itself (:mod:`simulator.scenario.steps`) on a ``Play``: the host, and those conversions.
 """
 
 from __future__ import annotations
@@ -12,13 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_cards.engine import ENGINE, Origin
 from simulator.clock import Stalled, VirtualEventLoop
-from simulator.host.claude_code import FakeClaudeCode, Session
+from simulator.host.claude_code import FakeClaudeCode, Permission, Session
 from simulator.host.process_run import Executor
-from simulator.lich.model import LichScript, LichWorld
-from simulator.runners.virtual import VirtualExecutor
-from simulator.scenario import expect
-from simulator.scenario.reader import Calls, CallStep, Scenario, Simple
+from simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
+from simulator.lich.world import LichWorld
+from simulator.runners.virtual import GitScript, VirtualExecutor
+from simulator.scenario import expect, model
+from simulator.scenario.model import Scenario
+from simulator.scenario.steps import Call
 
 
 @dataclass
@@ -44,8 +51,68 @@ class Replay:
         }
 
 
+# -- the scenario's values as the runtime's -------------------------------------------------------------
+
+
 def lich_script(scenario: Scenario) -> LichScript:
-    return LichScript(**scenario.lich, by_prompt=dict(scenario.opens))
+    lich = scenario.lich
+    extra: dict[str, Any] = {"default_open": open_script(lich.open)} if lich.open is not None else {}
+    return LichScript(
+        running=lich.running,
+        subagent=lich.subagent,
+        project=lich.project,
+        checkout=lich.checkout,
+        caller_label=lich.caller_label,
+        lists=tuple(
+            ListScript(from_ms=w.from_ms, until_ms=w.until_ms, stdout=w.stdout, stderr=w.stderr, exit=w.exit)
+            for w in lich.lists
+        ),
+        stops={name: StopScript(exit=stop.exit, stderr=stop.stderr) for name, stop in lich.stops.items()},
+        by_prompt={prompt: open_script(o) for prompt, o in scenario.opens.items()},
+        **extra,
+    )
+
+
+def open_script(o: model.Open) -> OpenScript:
+    report = o.report
+    return OpenScript(
+        delivery=o.delivery, answer=o.answer, ms=o.ms, fail=o.fail, handoff_error=o.handoff_error, hang=o.hang,
+        stdout=o.stdout, stderr=o.stderr, exit=o.exit, label=o.label, name=o.name,
+        report=None if report is None else Report(after_ms=report.after_ms, text=report.text,
+                                                  background=report.background),
+    )
+
+
+def git_script(scenario: Scenario) -> GitScript:
+    git = scenario.session.git
+    return GitScript(branch=git.branch, exit=git.exit, stderr=git.stderr, missing=git.missing)
+
+
+def permission(p: model.Permission) -> Permission:
+    return Permission(p.decision, answer=p.answer, reason=p.reason)
+
+
+def origin(name: str) -> Origin:
+    """``engine``: the model on the main loop; any other name: a plugin that raises the call."""
+    return ENGINE if name == "engine" else Origin(name, "user")
+
+
+class Play:
+    """What a step runs on (:mod:`simulator.scenario.steps`): the host, and the scenario's values as its own."""
+
+    def __init__(self, host: FakeClaudeCode) -> None:
+        self.host = host
+
+    async def sleep(self, ms: int) -> None:
+        """Let ``ms`` of virtual time pass."""
+        await asyncio.sleep(ms / 1000)
+
+    async def call(self, call: Call) -> None:
+        verdict = permission(call.permission) if call.permission is not None else self.host.session.permission
+        await self.host.call(call.tool, dict(call.input), call.id, origin(call.origin), call.agent, verdict)
+
+    async def workflow(self, description: str, prompt: str) -> None:
+        await self.host.workflow_step(description, prompt)
 
 
 #: Builds the executor of one replay: how its ``process.run`` calls are answered (the seam between
@@ -54,7 +121,7 @@ ExecutorFactory = Callable[[Scenario, LichWorld, VirtualEventLoop], Executor]
 
 
 def virtual_executor(scenario: Scenario, world: LichWorld, loop: VirtualEventLoop) -> Executor:
-    return VirtualExecutor(world, scenario.git, scenario.lich_installed, lambda: round(loop.time() * 1000))
+    return VirtualExecutor(world, git_script(scenario), scenario.lich.installed, loop.now_ms)
 
 
 def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> Replay:
@@ -70,19 +137,21 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
     host: FakeClaudeCode | None = None
     failures: list[str] = []
     try:
+        own = scenario.session
         session = Session(
-            env=dict(scenario.env),
-            cwd=scenario.cwd,
-            modes=list(scenario.modes),
-            permission=scenario.permission,
-            agent_types=(*Session(env={}).agent_types, *scenario.agent_types),
+            env=dict(own.env),
+            cwd=own.cwd,
+            modes=list(own.modes),
+            permission=permission(own.permission),
+            agent_types=(*Session(env={}).agent_types, *own.agent_types),
         )
         executor = make_executor(scenario, world, loop)
-        host = FakeClaudeCode(loop, session, executor, executor)
-        if scenario.start:
-            await host.start_session(scenario.interactive)
+        host = FakeClaudeCode(loop, session, executor)
+        play = Play(host)
+        if own.start:
+            await host.start_session(own.interactive)
         for index, step in enumerate(scenario.steps):
-            problem = await run_step(host, step)
+            problem = await step.run(play)
             if problem:
                 failures.append(f"steps[{index}]: {problem}")
                 break
@@ -96,50 +165,3 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
     events = host.transcript.events if host is not None else []
     failures += expect.failures(scenario.expect, events, scenario.file)
     return Replay(scenario.file, scenario.title, scenario.clauses, events, failures)
-
-
-async def run_step(host: FakeClaudeCode, step: Calls | Simple) -> str | None:
-    """Run one step; a problem the scenario made (not the mod) comes back as a message."""
-    if isinstance(step, Calls):
-        await _calls(host, step)
-        return None
-    action, value = step.action, step.value
-    if action in ("wait", "until"):
-        target = host.now() + value if action == "wait" else value
-        if target < host.now():
-            return f"until: {value} ms is already past (it is t={host.now()} ms)"
-        await asyncio.sleep((target - host.now()) / 1000)
-    elif action == "esc":
-        host.esc()
-    elif action == "reload":
-        host.reload()
-    elif action == "session.start":
-        await host.start_session(bool(value))
-    elif action == "footer":
-        await host.render_footer()
-    elif action == "errands":
-        host.set_errands(value)
-    elif action == "workflow":
-        host.workflow_index += 1
-        await host.workflow_step(value.get("description", ""), value.get("prompt", ""), host.workflow_index)
-    return None
-
-
-async def _calls(host: FakeClaudeCode, step: Calls) -> None:
-    calls = [asyncio.ensure_future(_call(host, call)) for call in step.calls]
-    pressed = None
-    if step.esc_after is not None:
-        pressed = asyncio.ensure_future(_esc_after(host, step.esc_after))
-    await asyncio.gather(*calls)
-    if pressed is not None:
-        await pressed
-
-
-async def _call(host: FakeClaudeCode, call: CallStep) -> None:
-    permission = call.permission or host.session.permission
-    await host.call(call.tool, dict(call.input), call.id, call.origin, call.agent, permission)
-
-
-async def _esc_after(host: FakeClaudeCode, ms: int) -> None:
-    await asyncio.sleep(ms / 1000)
-    host.esc()

@@ -1,0 +1,52 @@
+"""docs/scenario.schema.json, made from the definitions of the format (never written by hand).
+
+    python -m simulator.scenario.schema > docs/scenario.schema.json
+    python -m simulator.scenario.schema --steps-table     # the table of steps in docs/scenarios.md
+
+The schema is JSON Schema draft 2020-12, for editors with a YAML language server: every key carries
+its description. It is made from the same definitions the reader checks with (the top level in
+:mod:`simulator.scenario.reader`, the settings in :mod:`simulator.scenario.settings`, the step kinds in
+:mod:`simulator.scenario.steps`, the expectations in :mod:`simulator.scenario.expect`);
+tests/test_schema.py checks that the committed file is this one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from simulator.scenario.reader import TOP
+from simulator.scenario.spec import Defs
+from simulator.scenario.steps import steps_table
+
+
+def scenario_schema() -> dict[str, Any]:
+    defs: Defs = {}
+    top = TOP.own_schema(defs)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "agent-cards scenario",
+        **top,
+        "$defs": defs,
+    }
+
+
+def schema_text() -> str:
+    """The schema as the committed file holds it: indented, non-ASCII kept, one newline at the end."""
+    return json.dumps(scenario_schema(), ensure_ascii=False, indent=2) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["--steps-table"]:
+        print(steps_table())
+        return 0
+    if argv[1:]:
+        print("usage: python -m simulator.scenario.schema [--steps-table]", file=sys.stderr)
+        return 2
+    sys.stdout.write(schema_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

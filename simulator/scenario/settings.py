@@ -1,0 +1,366 @@
+"""The scenario's settings: ``session``, ``lich``, and the parts a call may repeat (``permission``, an open).
+
+Each is defined once, with :mod:`simulator.scenario.spec`: how it is read and checked, what it becomes
+in the model (:mod:`simulator.scenario.model`), and its description in the schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulator.scenario import model
+from simulator.scenario.model import DEFAULT_ENV
+from simulator.scenario.spec import (
+    FAILED,
+    Bool,
+    Defs,
+    Field,
+    Int,
+    Kind,
+    ListOf,
+    Ms,
+    Named,
+    Nullable,
+    Reader,
+    Record,
+    Schema,
+    Text,
+    described,
+    is_int,
+    show,
+)
+from simulator.scenario.yamlnodes import YMap
+
+# -- permission -------------------------------------------------------------------------------------------
+
+_ASK: dict[object, bool | None] = {True: True, False: False, "yes": True, "no": False, "nobody": None}
+
+
+class _Permission(Kind):
+    """``allow``, ``deny``, ``hook-deny``, or a mapping with exactly one of ``ask``, ``deny``, ``hook-deny``."""
+
+    expected = "allow, deny, hook-deny or {ask: yes|no|nobody}"
+    description = "How Claude Code's permission check answers an Agent call."
+    WORDS = ("allow", "deny", "hook-deny")
+    KEYS = frozenset({"ask", "deny", "hook-deny"})
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, str):
+            return value in self.WORDS
+        if not isinstance(value, dict) or len(value) != 1 or not set(value) <= self.KEYS:
+            return False
+        ((decision, detail),) = value.items()
+        if decision == "ask":
+            return isinstance(detail, bool | str) and detail in _ASK
+        return isinstance(detail, str)
+
+    def convert(self, value: Any) -> model.Permission:
+        if isinstance(value, str):
+            return model.Permission(value)
+        ((decision, detail),) = value.items()
+        if decision == "ask":
+            return model.Permission("ask", answer=_ASK[detail])
+        return model.Permission(decision, reason=detail)
+
+    def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            if value not in self.WORDS:
+                r.fail(where, key, f"{path}: expected {self.expected}, got {value!r}")
+                return FAILED
+            return model.Permission(value)
+        p = r.mapping(where, key, value, path, self.KEYS)
+        if p is None or len(p) != 1:
+            if p is not None:
+                r.fail(where, key, f"{path}: give exactly one of ask, deny, hook-deny")
+            return FAILED
+        ((decision, detail),) = p.items()
+        if decision == "ask":
+            if not isinstance(detail, bool | str) or detail not in _ASK:
+                r.fail(p, "ask", f"{path}.ask: expected yes, no or nobody, got {show(detail)}")
+                return FAILED
+            return model.Permission("ask", answer=_ASK[detail])
+        if not isinstance(detail, str):
+            r.fail(p, decision, f"{path}.{decision}: expected the reason as text")
+            return FAILED
+        return model.Permission(decision, reason=detail)
+
+    def schema(self, defs: Defs) -> Schema:
+        return described({"anyOf": [
+            {
+                "description": "`allow`: the mode lets it run; `deny`: a rule refuses it (Claude Code's rule text); "
+                "`hook-deny`: a PreToolUse hook denies it.",
+                "type": "string",
+                "enum": list(self.WORDS),
+            },
+            {
+                "description": "Exactly one of ask, deny, hook-deny.",
+                "type": "object",
+                "additionalProperties": False,
+                "minProperties": 1,
+                "maxProperties": 1,
+                "properties": {
+                    "ask": {
+                        "description": "The dialog asks; the person answers yes or no, or nobody is there to answer "
+                        "(the call is refused).",
+                        "enum": ["yes", "no", "nobody", True, False],
+                    },
+                    "deny": {
+                        "description": "A rule refuses the call; the text is the refusal the model reads.",
+                        "type": "string",
+                    },
+                    "hook-deny": {
+                        "description": "A PreToolUse hook denies the call with this reason.", "type": "string",
+                    },
+                },
+            },
+        ]}, self.description)
+
+
+PERMISSION = Named("permission", _Permission())
+
+# -- an open ----------------------------------------------------------------------------------------------
+
+REPORT = Record(
+    [
+        Field("after", Ms(), "When the worker answers, in ms after its open STARTED.", default=0,
+              missing="{path}: 'after' (ms after the open started) is missing", attr="after_ms"),
+        Field("text", Text(), "The report. Default `Done.`.", default="Done."),
+        Field("background", Bool(), "Its turn ended with a background command left, so lich keeps it open and "
+              "listed. Default false.", default=False),
+    ],
+    model.Report,
+    description="The worker's report.",
+    name="report",
+)
+
+_DELIVERY = Nullable(
+    Text("A known status, or any other text.",
+         examples=("pending", "answered", "unanswered", "unread", "undelivered", "stopped", "expired")),
+    null="No delivery printed.",
+    expected="a status as text",
+)
+
+OPEN = Record(
+    [
+        Field("delivery", _DELIVERY, "The delivery status printed. Default `pending`; null prints no delivery at all "
+              "(still exit 0). Any other text is printed as given.", default="pending"),
+        Field("answer", Text(), "The delivery's answer (for `answered`). Default empty.", default=""),
+        Field("ms", Ms(), "How long the open takes, virtual ms. Default 800.", default=800),
+        Field("fail", Text(), "Nothing is opened: stderr `lich: <fail>`, exit 1."),
+        Field("handoff_error", Text(), "The session is opened but the task does not reach it: exit 1, this reason "
+              "on stderr."),
+        Field("hang", Bool(), "The open never returns (the host's timeout ends it); the session is opened. "
+              "Default false.", default=False),
+        Field("stdout", Text(), "Replaces what lich prints on stdout."),
+        Field("stderr", Text(), "Replaces what lich prints on stderr."),
+        Field("exit", Int(), "Replaces the exit code."),
+        Field("label", Text(), "Replaces the session's label (`Session N`, or the branch for a worktree)."),
+        Field("name", Text(), "Replaces the session's roster name (`<slug of label>-<id>`)."),
+        Field("report", REPORT, "The worker reports later (without it: never)."),
+    ],
+    model.Open,
+    description="How lich answers one `lich open`.",
+    name="open",
+)
+
+# -- session ----------------------------------------------------------------------------------------------
+
+
+class _Git(Kind):
+    """A branch name, ``detached``, ``missing``, or the mapping ``{branch, exit, stderr, missing}``."""
+
+    expected = "text or a mapping"
+    DETAIL = Record(
+        [
+            Field("branch", Nullable(Text()), "The current branch; null: a detached HEAD (an empty line). "
+                  "Default `main`.", default="main"),
+            Field("exit", Int(), "A non-zero exit code makes git fail (with `stderr`, or git's not-a-repository "
+                  "message). Default 0.", default=0),
+            Field("stderr", Text(), "What a failing git prints on stderr.", default=""),
+            Field("missing", Bool(), "true: git is not on PATH, so the run fails to start. Default false.",
+                  default=False),
+        ],
+        model.Git,
+        description="git in detail.",
+        name="git",
+    )
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) or self.DETAIL.accepts(value)
+
+    def convert(self, value: Any) -> model.Git:
+        if value == "detached":
+            return model.Git(branch=None)
+        if value == "missing":
+            return model.Git(missing=True)
+        if isinstance(value, str):
+            return model.Git(branch=value)
+        result: model.Git = self.DETAIL.convert(value)
+        return result
+
+    def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            return self.convert(value)
+        return self.DETAIL.read(r, where, key, value, path)
+
+    def schema(self, defs: Defs) -> Schema:
+        return {"anyOf": [
+            Text("`detached`, `missing` or the current branch's name.", examples=("main", "detached", "missing"))
+            .schema(defs),
+            self.DETAIL.schema(defs),
+        ]}
+
+
+class _Env(Kind):
+    """Variables by name: text, a whole number (made text) or null (unset)."""
+
+    expected = "a mapping"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, dict) and all(v is None or isinstance(v, str) or is_int(v) for v in value.values())
+
+    def convert(self, value: Any) -> dict[str, str | None]:
+        return {name: None if v is None else str(v) for name, v in value.items()}
+
+    def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if not isinstance(value, YMap):
+            r.fail(where, key, f"{path}: expected a mapping, got {show(value)}")
+            return FAILED
+        ok = True
+        for name, v in value.items():
+            if not (v is None or isinstance(v, str) or is_int(v)):
+                r.fail(value, name, f"{path}.{name}: expected text or null (null: unset), got {show(v)}")
+                ok = False
+        return self.convert(value) if ok else FAILED
+
+    def schema(self, defs: Defs) -> Schema:
+        return {
+            "type": "object",
+            "additionalProperties": {
+                "description": "The variable's value; null unsets it.",
+                "type": ["string", "integer", "null"],
+            },
+        }
+
+
+def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: Any) -> model.Session:
+    merged = dict(DEFAULT_ENV)
+    for name, value in (env or {}).items():
+        if value is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = value
+    if lang is not None:
+        merged["LICH_PROMPT_LANG"] = lang
+    return model.Session(env=merged, **values)
+
+
+_DEFAULTS = model.Session()
+
+SESSION = Record(
+    [
+        Field("interactive", Bool(), "Whether the session.start raised at t=0 says the session is interactive "
+              "(false: `claude -p`). Default true.", default=True),
+        Field("start", Bool(), "Whether session.start is raised at t=0. Default true; false: the mod never sees the "
+              "session start.", default=True),
+        Field("env", _Env(), "Environment variables added to or replacing the defaults ("
+              + ", ".join(f"{k}={v}" for k, v in DEFAULT_ENV.items())
+              + "). null unsets a variable; a whole number is turned into text."),
+        Field("lang", Text(), "Shorthand for `env: {LICH_PROMPT_LANG: …}`; wins over `env`."),
+        Field("git", _Git(), "What `git branch --show-current` does. A text: `detached` (a detached HEAD), `missing` "
+              "(git is not installed) or a branch name. Default `main`.", default=_DEFAULTS.git),
+        Field("permission", PERMISSION, "How Claude Code's permission check answers every Agent call (a call's own "
+              "`permission` wins). Default `allow`.", default=_DEFAULTS.permission),
+        Field("modes", ListOf(Text("A mode's text, e.g. `plan mode`.")), "The footer's other modes, drawn before the "
+              "mod adds its own.", default=()),
+        Field("agent_types", ListOf(Text("An agent type's name.")), "Agent types known besides Claude Code's built-in "
+              "ones (general-purpose, Explore, Plan, claude-code-guide, statusline-setup).", default=()),
+        Field("cwd", Text(), "The session's directory (the cwd session.start reports). Default /home/dev/app.",
+              default=_DEFAULTS.cwd),
+    ],
+    _session,
+    description="The Claude Code session the mod runs in.",
+    name="session",
+)
+
+# -- lich -------------------------------------------------------------------------------------------------
+
+
+class MapOf(Kind):
+    """A mapping from names (any text) to ``item``."""
+
+    expected = "a mapping"
+
+    def __init__(self, item: Kind) -> None:
+        self.item = item
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, dict) and all(map(self.item.accepts, value.values()))
+
+    def convert(self, value: Any) -> dict[str, Any]:
+        return {name: self.item.convert(v) for name, v in value.items()}
+
+    def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if not isinstance(value, YMap):
+            r.fail(where, key, f"{path}: expected a mapping, got {show(value)}")
+            return FAILED
+        table = {name: self.item.read(r, value, name, v, f"{path}.{name}") for name, v in value.items()}
+        return FAILED if FAILED in table.values() else table
+
+    def schema(self, defs: Defs) -> Schema:
+        return {"type": "object", "additionalProperties": self.item.schema(defs)}
+
+
+LIST_WINDOW = Record(
+    [
+        Field("from", Ms(), "Start of the window, virtual ms (inclusive). Default 0.", default=0, attr="from_ms"),
+        Field("until", Ms(), "End of the window, virtual ms (exclusive). Default 0, which makes an empty window.",
+              default=0, attr="until_ms"),
+        Field("stdout", Text(), "What lich prints on stdout. Default empty.", default=model.ListWindow.stdout),
+        Field("stderr", Text(), "What lich prints on stderr. Default `lich: the session list could not be read` and "
+              "a newline.", default=model.ListWindow.stderr),
+        Field("exit", Int(), "The exit code. Default 1.", default=model.ListWindow.exit),
+    ],
+    model.ListWindow,
+    description="`lich sessions` answers with this while from <= t < until.",
+    name="listWindow",
+)
+
+STOP = Record(
+    [
+        Field("exit", Int(), "0: as usual; 1: refused (default); 2: control took the abort but has not confirmed it "
+              "(it still goes through); 3: the session ended before confirming. For close, 2 and 3 are that exit "
+              "with no output.", default=model.Stop.exit),
+        Field("stderr", Text(), "The reason of a refusal (`lich: ` is added when missing). Default: the worker "
+              "refused the command.", default=model.Stop.stderr),
+    ],
+    model.Stop,
+    description="How lich answers a close or an abort of one worker.",
+    name="stop",
+)
+
+_LICH = model.Lich()
+
+LICH = Record(
+    [
+        Field("installed", Bool(), "false: `$LICH_BIN` does not exist, so every lich run fails to start. "
+              "Default true.", default=_LICH.installed),
+        Field("running", Bool(), "false: no lich is running; every command but version and help fails. "
+              "Default true.", default=_LICH.running),
+        Field("subagent", Bool(), "false: a lich from before subagent support (no `--subagent`, no `control`). "
+              "Default true.", default=_LICH.subagent),
+        Field("project", Text(), "The project lich has open. Default `app`.", default=_LICH.project),
+        Field("checkout", Text(), "The project's checkout, where a worker without a worktree works. "
+              "Default `/home/dev/app`.", default=_LICH.checkout),
+        Field("caller_label", Text(), "The asking session's label. Default `planner`.", default=_LICH.caller_label),
+        Field("lists", ListOf(LIST_WINDOW), "Windows of time in which `lich sessions` fails or prints something "
+              "else.", default=()),
+        Field("stops", MapOf(STOP), "Scripted answers of `lich close NAME` and `lich control NAME abort`, by the "
+              "worker's roster name.", default={}),
+        Field("open", OPEN, "How lich answers every open that no call scripts with its own `lich:`. Default: pending "
+              "after 800 ms."),
+    ],
+    model.Lich,
+    description="How the fake lich behaves.",
+    name="lich",
+)

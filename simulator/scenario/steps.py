@@ -1,0 +1,605 @@
+"""The step kinds: each is defined here once, with what it reads, how it runs, and how it is documented.
+
+A step kind is a frozen dataclass (the step, as the model holds it) with an ``async run(play)``, and
+its registration: the key it is written with, its value's kind (:mod:`simulator.scenario.spec`: how the
+value is checked, and its schema), a one-line form and meaning (the schema's description and the table
+in docs/scenarios.md). For instance::
+
+    @action("wait", Ms("How many ms to let pass."), form="`wait: N`", expected="a whole number of ms",
+            doc="Lets N ms pass (whole number ≥ 0).")
+    @dataclass(frozen=True)
+    class Wait:
+        ms: int
+
+        async def run(self, play: Play) -> str | None:
+            await play.sleep(self.ms)
+            return None
+
+That is all a new kind takes: the reader finds it by its key, the replay runs it, the schema
+(``python -m simulator.scenario.schema``) and the docs' table (``--steps-table``) describe it. A kind
+runs on the replay's ``Play`` (:mod:`simulator.scenario.replay`): the fake host, and the conversion of
+the model's values to the host's. Nothing here imports either.
+
+The call steps (``call``, ``taskstop``, ``parallel``) take more keys than their own and are written out
+in full below; they count call ids across the file and share the call keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from simulator.scenario import model
+from simulator.scenario.settings import OPEN, PERMISSION
+from simulator.scenario.spec import (
+    FAILED,
+    AnyOf,
+    Bool,
+    Const,
+    Defs,
+    Field,
+    Kind,
+    Ms,
+    Nullable,
+    Reader,
+    Record,
+    Schema,
+    Text,
+    did_you_mean,
+    plain,
+    show,
+)
+from simulator.scenario.yamlnodes import YList, YMap
+
+if TYPE_CHECKING:
+    from simulator.scenario.replay import Play
+
+
+class Ids:
+    """Call ids in file order: ``toolu_0001``, … (a call with its own id still takes a number)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def next(self) -> str:
+        self.count += 1
+        return f"toolu_{self.count:04d}"
+
+
+class StepKind(ABC):
+    """One kind of step, found by ``key``: reads its mapping, gives its schema, documents itself."""
+
+    key: str
+    form: str  # how it is written (docs/scenarios.md)
+    doc: str  # what it does (the schema's description, docs/scenarios.md)
+    bare: bool = False  # may be written as the bare word
+
+    @abstractmethod
+    def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None: ...
+
+    @abstractmethod
+    def schema(self, defs: Defs) -> Schema: ...
+
+    def read_bare(self) -> model.Step:
+        raise NotImplementedError(self.key)
+
+
+#: Every step kind by its key, in the order the docs list them.
+KINDS: dict[str, StepKind] = {}
+
+S = TypeVar("S")
+
+
+class Action(StepKind):
+    """A step of one key and its value (``wait: 100``, ``esc``, ``workflow: {…}``)."""
+
+    def __init__(self, key: str, step: type[Any], value: Kind, *, form: str, doc: str, expected: str,
+                 bare: bool, make: Callable[[Any], model.Step] | None) -> None:
+        self.key, self.step, self.value = key, step, value
+        self.form, self.doc, self.expected, self.bare = form, doc, expected, bare
+        if make is None:
+            make = (lambda _: step()) if not fields(step) else step
+        self.make = make
+
+    def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
+        value = item[self.key]
+        if isinstance(self.value, Record) and isinstance(value, YMap):  # each key's own problem, by its line
+            read = self.value.read(r, item, self.key, value, f"{path}.{self.key}")
+            return None if read is FAILED else self.make(read)
+        if not self.value.accepts(value):
+            r.fail(item, self.key, f"{path}.{self.key}: expected {self.expected}, got {show(value)}")
+            return None
+        return self.make(self.value.convert(value))
+
+    def read_bare(self) -> model.Step:
+        return self.make(True)
+
+    def schema(self, defs: Defs) -> Schema:
+        return {
+            "description": self.doc,
+            "type": "object",
+            "required": [self.key],
+            "additionalProperties": False,
+            "properties": {self.key: self.value.schema(defs)},
+        }
+
+
+def action(key: str, value: Kind, *, form: str, doc: str, expected: str, bare: bool = False,
+           make: Callable[[Any], model.Step] | None = None) -> Callable[[type[S]], type[S]]:
+    """Registers the decorated step dataclass as the step kind ``key`` (see the module's doc).
+
+    ``make`` builds the step from the checked value (default: the dataclass of that one value, or of
+    none); ``bare``: the key alone is the step too (its value then is ``true``).
+    """
+
+    def register(step: type[S]) -> type[S]:
+        KINDS[key] = Action(key, step, value, form=form, doc=doc, expected=expected, bare=bare, make=make)
+        return step
+
+    return register
+
+
+# -- calls -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of a ``call``, ``taskstop`` or ``parallel`` step."""
+
+    tool: str
+    input: dict[str, Any]
+    id: str
+    origin: str = "engine"  # "engine": the model on the main loop; else the plugin that raises the call
+    agent: str | None = None
+    permission: model.Permission | None = None  # None: the session's
+    lich: model.Open | None = None
+
+
+@dataclass(frozen=True)
+class Calls:
+    """One call, or several raised at once (``parallel``); Esc may come while they run."""
+
+    calls: tuple[Call, ...]
+    esc_after: int | None = None
+
+    async def run(self, play: Play) -> str | None:
+        calls = [asyncio.ensure_future(play.call(call)) for call in self.calls]
+        pressed = None
+        if self.esc_after is not None:
+            pressed = asyncio.ensure_future(_esc_after(play, self.esc_after))
+        await asyncio.gather(*calls)
+        if pressed is not None:
+            await pressed
+        return None
+
+
+async def _esc_after(play: Play, ms: int) -> None:
+    await play.sleep(ms)
+    play.host.esc()
+
+
+_ESC_AFTER = Field("esc_after", Ms(), "Esc is pressed this many ms after the step began (the call may still be "
+                   "running).")
+#: The keys a call and a taskstop share.
+_CALL_KEYS = [
+    Field("id", Text(), "The call's tool_use id. Default `toolu_NNNN`, NNNN counting every call and taskstop of the "
+          "file from 0001 (a call with its own id still takes a number)."),
+    Field("origin", Text(), "Who makes the call: `engine` (default) is the model on the main loop; any other text is "
+          "the name of a plugin that raises the call.", default="engine"),
+    Field("agent", Text(), "The agentId of a subagent that makes this call (the call carries `agentId`)."),
+    Field("permission", PERMISSION, "How Claude Code's permission check answers this call; default: "
+          "`session.permission`."),
+    _ESC_AFTER,
+]
+
+
+class _ToolInput(Kind):
+    """A call's tool input: any mapping (an Agent call's is checked by ``read_call``)."""
+
+    expected = "a mapping"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, dict)
+
+    def schema(self, defs: Defs) -> Schema:
+        return {"type": "object"}
+
+
+_CALL_OWN = [
+    Field("call", _ToolInput(), "The tool's input. For Agent: description and prompt at least."),
+    Field("tool", Text(), "The tool called. Default `Agent`; any other tool runs natively (e.g. TaskStop with "
+          "`shell_id`).", default="Agent"),
+]
+_LICH = Field("lich", OPEN, "How lich answers the open of THIS call (matched by its prompt).")
+_TASKSTOP = Field("taskstop", Text(), "The task id to stop: a worker's roster name (the agentId its Agent call "
+                  "answered), or a native agent's id.")
+_ALL_KEYS = {f.key for f in (*_CALL_KEYS, *_CALL_OWN, _LICH, _TASKSTOP)}
+
+_AGENT_INPUT: Schema = {
+    "description": "The Agent tool's input, as the model gives it. Other keys (team_name, name, run_in_background, "
+    "…) are passed on as they are.",
+    "type": "object",
+    "required": ["description", "prompt"],
+    "properties": {
+        "description": {"description": "The task's short description (the branch slug comes from it)."},
+        "prompt": {"description": "The task. lich tells opens apart by it. `!repeat` builds a long one."},
+        "subagent_type": {
+            "description": "The agent type; absent or `general-purpose` may be taken, others stay native."
+        },
+        "isolation": {
+            "description": "`worktree`: an isolated worker on a branch of its own; `remote`: stays native.",
+            "enum": ["worktree", "remote"],
+        },
+        "model": {"description": "A model for the worker, passed to lich as `--model`."},
+    },
+}
+
+
+def _field(r: Reader, m: YMap, f: Field, path: str) -> Any:
+    return f.kind.read(r, m, f.key, m[f.key], f"{path}.{f.key}") if f.key in m else f.default
+
+
+def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> Call | None:
+    """A ``call:`` or ``taskstop:`` mapping (its ``esc_after`` is the step's, read by the step)."""
+    m = r.mapping(None, 0, item, path, _ALL_KEYS)
+    if m is None:
+        return None
+    number = ids.next()
+    call_id = _field(r, m, _CALL_KEYS[0], path) if "id" in m else number
+    if "taskstop" in m:
+        extra = ", ".join(k for k in ("call", "tool", "lich") if k in m)
+        if extra:
+            r.fail(m, "taskstop", f"{path}: a taskstop step takes no {extra} (write a TaskStop call as 'call:' with "
+                   "tool: TaskStop)")
+            return None
+        target = m["taskstop"]
+        if not isinstance(target, str):
+            r.fail(m, "taskstop", f"{path}.taskstop: expected the task id (a worker's roster name) as text")
+            return None
+        tool, tool_input = "TaskStop", {"task_id": target}
+    else:
+        tool = _field(r, m, _CALL_OWN[1], path)
+        raw = m["call"]
+        if not isinstance(raw, YMap):
+            r.fail(m, "call", f"{path}.call: expected the tool's input as a mapping (description, prompt, …)")
+            return None
+        tool_input = plain(raw)
+        if tool == "Agent":
+            for needed in ("description", "prompt"):
+                if needed not in tool_input:
+                    r.fail(raw, None, f"{path}.call: an Agent call needs {needed!r}")
+            if "isolation" in tool_input and tool_input["isolation"] not in ("worktree", "remote"):
+                r.fail(raw, "isolation", f"{path}.call.isolation: Claude Code takes worktree or remote")
+    origin, agent, permission = (_field(r, m, f, path) for f in _CALL_KEYS[1:4])
+    lich = _field(r, m, _LICH, path)
+    if FAILED in (call_id, tool, origin, agent, permission, lich):
+        return None
+    return Call(tool, tool_input, call_id, origin, agent, permission, lich)
+
+
+def _esc_after_of(r: Reader, item: YMap, path: str) -> Any:
+    return _field(r, item, _ESC_AFTER, path)
+
+
+class _CallKind(StepKind):
+    def __init__(self, key: str, form: str, doc: str, own: list[Field], agent: bool) -> None:
+        self.key, self.form, self.doc, self.own, self.agent = key, form, doc, own, agent
+
+    def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
+        call = read_call(r, item, path, ids)
+        if call is None:
+            return None
+        esc_after = _esc_after_of(r, item, path)
+        return None if esc_after is FAILED else Calls((call,), esc_after)
+
+    def schema(self, defs: Defs) -> Schema:
+        name = f"{self.key}Step"
+        if name not in defs:
+            record = Record([*self.own, *_CALL_KEYS], description=self.doc)
+            schema = record.own_schema(defs)
+            schema["required"] = [self.key]
+            if self.agent:
+                defs.setdefault("agentInput", _AGENT_INPUT)
+                schema["if"] = {"anyOf": [
+                    {"not": {"required": ["tool"]}},
+                    {"properties": {"tool": {"const": "Agent", "description": "The Agent tool."}}},
+                ]}
+                schema["then"] = {"properties": {"call": {
+                    "$ref": "#/$defs/agentInput",
+                    "description": "An Agent call's input: description and prompt at least.",
+                }}}
+            defs[name] = schema
+        return {"$ref": f"#/$defs/{name}"}
+
+
+KINDS["call"] = _CallKind(
+    "call", "`call: {…tool input…}` + call keys",
+    "The model calls a tool (Agent unless `tool:` says otherwise). Ends when the call is answered.",
+    [*_CALL_OWN, _LICH], agent=True,
+)
+KINDS["taskstop"] = _CallKind(
+    "taskstop", "`taskstop: NAME` + call keys",
+    "The model calls `TaskStop({task_id: NAME})`; NAME is a worker's roster name (the `agentId` its Agent call "
+    "answered) or a native agent's id.",
+    [_TASKSTOP], agent=False,
+)
+
+
+class _Parallel(StepKind):
+    key = "parallel"
+    form = "`parallel: [call or taskstop steps]`, optional `esc_after`"
+    doc = ("Raises all calls at once; ends when all are answered. `esc_after` belongs on the `parallel` step, not "
+           "inside.")
+
+    def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
+        p = r.mapping(None, 0, item, path, {"parallel", "esc_after"})
+        calls = p.get("parallel") if p is not None else None
+        if not isinstance(calls, YList) or not calls:
+            r.fail(item, "parallel", f"{path}.parallel: expected a list of calls")
+            return None
+        parsed = []
+        for j, c in enumerate(calls):
+            sub = f"{path}.parallel[{j}]"
+            if not isinstance(c, YMap) or not ("call" in c or "taskstop" in c):
+                r.fail(calls, j, f"{sub}: expected a 'call:' or 'taskstop:' step")
+                continue
+            if "esc_after" in c:
+                r.fail(c, "esc_after", f"{sub}.esc_after: put esc_after on the parallel step itself")
+            one = read_call(r, c, sub, ids)
+            if one is not None:
+                parsed.append(one)
+        esc_after = _esc_after_of(r, item, path)
+        return None if esc_after is FAILED else Calls(tuple(parsed), esc_after)
+
+    def schema(self, defs: Defs) -> Schema:
+        no_esc: Schema = {"properties": {"esc_after": False}}
+        return {
+            "description": self.doc,
+            "type": "object",
+            "required": ["parallel"],
+            "additionalProperties": False,
+            "properties": {
+                "parallel": {
+                    "description": "The calls (call or taskstop steps, without esc_after).",
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"anyOf": [
+                        {**KINDS["call"].schema(defs), **no_esc},
+                        {**KINDS["taskstop"].schema(defs), **no_esc},
+                    ]},
+                },
+                "esc_after": Ms("Esc is pressed this many ms after the step began.").schema(defs),
+            },
+        }
+
+
+KINDS["parallel"] = _Parallel()
+
+
+
+# -- time --------------------------------------------------------------------------------------------------
+
+
+@action("wait", Ms("How many ms to let pass."), form="`wait: N`", expected="a whole number of ms",
+        doc="Lets N ms pass (whole number ≥ 0).")
+@dataclass(frozen=True)
+class Wait:
+    ms: int
+
+    async def run(self, play: Play) -> str | None:
+        await play.sleep(self.ms)
+        return None
+
+
+@action("until", Ms("The virtual time to reach, ms since the start; it must not be past."), form="`until: T`",
+        expected="a virtual time in ms",
+        doc='Lets time pass up to t=T. A T already past fails the replay ("until: T ms is already past") and stops '
+        "the steps.")
+@dataclass(frozen=True)
+class Until:
+    t: int
+
+    async def run(self, play: Play) -> str | None:
+        now = play.host.now()
+        if self.t < now:
+            return f"until: {self.t} ms is already past (it is t={now} ms)"
+        await play.sleep(self.t - now)
+        return None
+
+
+# -- the asking session ------------------------------------------------------------------------------------
+
+_NOTHING = Const((True, None), "Nothing, or true.", expected="nothing (or true)")
+
+
+@action("esc", _NOTHING, form="`esc` (or `esc:` / `esc: true`)", expected=_NOTHING.expected, bare=True,
+        doc="Presses Esc in the asking session: its turn is interrupted; background work goes on. Between steps no "
+        "call is running; to press Esc during a call use `esc_after`.")
+@dataclass(frozen=True)
+class Esc:
+    async def run(self, play: Play) -> str | None:
+        play.host.esc()
+        return None
+
+
+@action("reload", _NOTHING, form="`reload`", expected=_NOTHING.expected, bare=True,
+        doc="Reloads the mod: `register` runs again in a fresh module, the old module's timers stop, the footer is "
+        "redrawn. No `session.start`.")
+@dataclass(frozen=True)
+class Reload:
+    async def run(self, play: Play) -> str | None:
+        play.host.reload()
+        return None
+
+
+@action("footer", _NOTHING, form="`footer`", expected=_NOTHING.expected, bare=True,
+        doc="Draws the footer now (a `footer` event). The footer is also redrawn by itself whenever the mod asks.")
+@dataclass(frozen=True)
+class Footer:
+    async def run(self, play: Play) -> str | None:
+        await play.host.render_footer()
+        return None
+
+
+_INTERACTIVE = Record([Field("interactive", Bool("Default true."), default=True)], lambda interactive: interactive)
+
+
+@action("session.start", AnyOf(Bool(), _INTERACTIVE, description="Whether the session is interactive: true, false, "
+                               "or {interactive: …}."),
+        form="`session.start`, `session.start: false`, `session.start: {interactive: false}`",
+        expected="true, false or {interactive: …}", bare=True,
+        doc="Raises `session.start` again; interactive unless `false`.")
+@dataclass(frozen=True)
+class SessionStart:
+    interactive: bool = True
+
+    async def run(self, play: Play) -> str | None:
+        await play.host.start_session(self.interactive)
+        return None
+
+
+@action("errands", Nullable(Text(), "The text after `lich: `, or null to remove it."),
+        form="`errands: TEXT` or `errands: null`", expected="the errands text, or null",
+        doc="lich's own status module shows `lich: TEXT` in the footer (null removes it); the footer redraws.")
+@dataclass(frozen=True)
+class Errands:
+    text: str | None
+
+    async def run(self, play: Play) -> str | None:
+        play.host.set_errands(self.text)
+        return None
+
+
+@action(
+    "workflow",
+    Record(
+        [
+            Field("description", Text("The agent's description."), default=""),
+            Field("prompt", Text("The agent's prompt."), default=""),
+        ],
+        description="The agent's description and prompt (default empty).",
+    ),
+    form="`workflow: {description, prompt}`", expected="{description, prompt}",
+    make=lambda value: Workflow(**value),
+    doc="A workflow step spawns an agent directly, with no Agent tool call. Its id is `workflow_1`, `workflow_2`, …",
+)
+@dataclass(frozen=True)
+class Workflow:
+    description: str = ""
+    prompt: str = ""
+
+    async def run(self, play: Play) -> str | None:
+        await play.workflow(self.description, self.prompt)
+        return None
+
+
+# -- the list of steps -------------------------------------------------------------------------------------
+
+BARE = {key for key, kind in KINDS.items() if kind.bare}
+
+
+class Steps(Kind):
+    """``steps``: the list, each step found by its key; then the checks across steps."""
+
+    expected = "a list of steps"
+
+    def accepts(self, value: Any) -> bool:
+        raise NotImplementedError("steps are read, with their problems, never only accepted")
+
+    def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if not isinstance(value, YList):
+            r.fail(where, key, "steps: expected a list of steps")
+            return FAILED
+        ids = Ids()
+        steps: list[model.Step] = []
+        lines: list[int] = []
+        ok = True
+        for i, item in enumerate(value):
+            step = self.read_one(r, value, i, item, f"steps[{i}]", ids)
+            if step is None:
+                ok = False
+            else:
+                steps.append(step)
+                lines.append(i)
+        _check_calls(r, value, steps, lines)
+        return tuple(steps) if ok else FAILED
+
+    @staticmethod
+    def read_one(r: Reader, steps: YList, i: int, item: Any, path: str, ids: Ids) -> model.Step | None:
+        if isinstance(item, str):
+            if item in BARE:
+                return KINDS[item].read_bare()
+            r.fail(steps, i, f"{path}: unknown step {item!r}; bare steps are {', '.join(sorted(BARE))}")
+            return None
+        if not isinstance(item, YMap) or not item:
+            r.fail(steps, i, f"{path}: expected a step (a mapping such as 'call:' or a bare word such as 'esc')")
+            return None
+        for kind in _SHARED:
+            if kind.key in item:
+                return kind.read(r, item, path, ids)
+        if len(item) != 1:
+            r.fail(steps, i, f"{path}: one action per step (got {', '.join(item)})")
+            return None
+        (key,) = item
+        if key not in KINDS:
+            r.fail(item, key, f"{path}: unknown step {key!r}{did_you_mean(key, KINDS)}")
+            return None
+        return KINDS[key].read(r, item, path, ids)
+
+    def schema(self, defs: Defs) -> Schema:
+        if "step" not in defs:
+            defs["step"] = {}
+            defs["step"] = {
+                "description": "A bare word (" + ", ".join(k for k in KINDS if k in BARE) + ") or a mapping with one "
+                "action.",
+                "anyOf": [
+                    {"description": "A step without a value.", "type": "string",
+                     "enum": [k for k in KINDS if k in BARE]},
+                    *(kind.schema(defs) for kind in KINDS.values()),
+                ],
+            }
+        return {"type": "array", "items": {"$ref": "#/$defs/step"}}
+
+
+#: The kinds that take keys besides their own (the call keys), found by their key among the others, in
+#: this order (a taskstop step that also holds ``call`` is a taskstop with a key too many).
+_SHARED = [KINDS["taskstop"], KINDS["call"], KINDS["parallel"]]
+
+
+def _check_calls(r: Reader, steps: YList, read: list[model.Step], lines: list[int]) -> None:
+    """Across steps: each call id once (Claude Code never reuses one), and one script per prompt."""
+    seen_ids: set[str] = set()
+    scripts: dict[str, model.Open] = {}
+    for step, i in zip(read, lines, strict=True):
+        for call in step.calls if isinstance(step, Calls) else ():
+            if call.id in seen_ids:
+                r.fail(steps, i, f"steps: the call id {call.id!r} is used twice; give each call its own id")
+            seen_ids.add(call.id)
+            prompt = call.input.get("prompt")
+            if call.lich is None or not isinstance(prompt, str):
+                continue
+            if prompt in scripts and scripts[prompt] != call.lich:
+                r.fail(steps, i, f"steps: two calls with the prompt {prompt!r} are scripted differently; "
+                       "lich tells opens apart by their prompt, so give them different prompts")
+            scripts[prompt] = call.lich
+
+
+def opens(steps: tuple[model.Step, ...]) -> dict[str, model.Open]:
+    """Each call's own ``lich:`` by the call's prompt (the last one given for a prompt)."""
+    found: dict[str, model.Open] = {}
+    for step in steps:
+        for call in step.calls if isinstance(step, Calls) else ():
+            prompt = call.input.get("prompt")
+            if call.lich is not None and isinstance(prompt, str):
+                found[prompt] = call.lich
+    return found
+
+
+def steps_table() -> str:
+    """The table of step kinds in docs/scenarios.md, from the kinds themselves."""
+    rows = ["| Step | Form | Meaning |", "|---|---|---|"]
+    rows += [f"| {kind.key} | {kind.form} | {kind.doc} |" for kind in KINDS.values()]
+    return "\n".join(rows)
