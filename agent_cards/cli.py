@@ -2,7 +2,8 @@
 
     agent-cards hook                 the mod as a Claude Code command hook (one event as JSON on stdin)
     agent-cards COMMAND ...          a command another installed package adds (the replay bench adds
-                                     ``replay`` and ``coverage``)
+                                     ``replay`` and ``coverage``); ``agent-cards COMMAND --help``
+    agent-cards --version
 
 ``hook`` is on the path of every tool call a person makes, so it is decided here first and imports only
 the mod. Every other command is found by name in the ``agent_cards.commands`` entry-point group, so
@@ -30,7 +31,32 @@ def _commands() -> dict[str, Callable[[], Callable[[list[str]], int]]]:
 def usage(names: Sequence[str]) -> str:
     lines = ["usage: agent-cards hook   (a Claude Code command hook: event JSON on stdin)"]
     lines += [f"       agent-cards {name} ...   (agent-cards {name} --help)" for name in names]
+    lines += ["       agent-cards --version"]
     return "\n".join(lines)
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("agent-cards")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _run(run: Callable[[list[str]], int], args: list[str]) -> int:
+    """Run a command; a reader that stops early (``| head``) ends it quietly, as other tools end."""
+    import os
+
+    try:
+        code = int(run(args))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nobody reads any more: point stdout at nothing so the interpreter's last flush cannot fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,10 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_cards.hook import main as hook_main
 
         return hook_main(args[1:])
+    if command in ("-V", "--version"):
+        print(f"agent-cards {version()}")
+        return 0
     loaders = _commands()
     if command in loaders:
-        run = loaders[command]()
-        return int(run(args[1:]))
+        return _run(loaders[command](), args[1:])
     if command in ("-h", "--help", "help"):
         print(usage(sorted(loaders)))
         return 0

@@ -15,6 +15,41 @@ from simulator.scenario.replay import replay as run_replay
 
 DEFAULT_DIR = Path("scenarios")
 
+REPLAY_HELP = """usage: agent-cards replay [--json] [--processes] [--lang TAG] FILE|DIR...
+
+Replay scenario files (a folder: every *.yaml below it but clauses.yaml) and print what happened.
+
+options:
+  --json         one JSON object per scenario per line (a public contract), instead of the timeline
+  --processes    run every lich and git call as a real process (fake-lich, real git), time still virtual
+  --lang TAG     replay every scenario with LICH_PROMPT_LANG=TAG (the caller's own is never read)
+  -h, --help     show this help
+
+exit status:
+  0  every scenario replayed and met its expectations
+  1  an expectation failed (the failures are printed with the scenario)
+  2  a file is not a valid scenario, a path names nothing, or the command line is wrong;
+     the valid files are still replayed"""
+
+COVERAGE_HELP = """usage: agent-cards coverage [--json] [DIR]
+
+Which scenarios show each clause of the spec (the clause list is DIR's clauses.yaml, or the nearest
+one above it; DIR defaults to ./scenarios).
+
+options:
+  --json         one JSON object: counts, uncovered and unknown clause ids, invalid files, shown_by
+  -h, --help     show this help
+
+exit status:
+  0  every clause is shown by a scenario
+  1  a clause no scenario shows, a scenario naming an unknown clause, an invalid file, or no clause list
+  2  the command line is wrong"""
+
+
+def _usage_error(command: str, reason: str) -> int:
+    print(f"agent-cards {command}: {reason} (agent-cards {command} --help)", file=sys.stderr)
+    return 2
+
 
 def _take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
     """Remove ``flag VALUE`` or ``flag=VALUE`` from ``args``; (value, problem)."""
@@ -31,23 +66,41 @@ def _take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _files_named(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """The scenario files ``paths`` name, and a ``PATH:1: why`` line for each path that names none."""
+    files: list[Path] = []
+    problems: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            problems.append(f"{raw}:1: no such file or folder")
+        elif path.is_dir():
+            found = scenario_files([path])
+            files += found
+            if not found:
+                problems.append(f"{raw}:1: a folder with no scenario files (*.yaml) in it")
+        else:
+            files.append(path)
+    return files, problems
+
+
 def replay(args: list[str]) -> int:
     args = list(args)
+    if any(a in ("-h", "--help") for a in args):
+        print(REPLAY_HELP)
+        return 0
     lang, problem = _take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
     as_json = "--json" in args
     processes = "--processes" in args  # every lich and git call a real process (simulator.runners.processes)
     paths = [a for a in args if a not in ("--json", "--processes")]
     unknown = [a for a in paths if a.startswith("-")]
     if problem or unknown or not paths:
-        reason = problem or (f"unknown option {unknown[0]}" if unknown else "name scenario files or folders")
-        print(f"agent-cards replay: {reason}", file=sys.stderr)
-        return 2
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        for path in missing:
-            print(f"{path}:1: no such file or folder", file=sys.stderr)
-        return 2
-    scenarios, problems = load_all(scenario_files(paths))
+        return _usage_error(
+            "replay", problem or (f"unknown option {unknown[0]}" if unknown else "name scenario files or folders")
+        )
+    files, missing = _files_named(paths)
+    scenarios, problems = load_all(files)
+    problems = missing + problems
     if lang is not None:  # the caller's own LICH_PROMPT_LANG is never read: a replay must not depend on its shell
         for scenario in scenarios:
             scenario.env["LICH_PROMPT_LANG"] = lang
@@ -73,9 +126,18 @@ def replay(args: list[str]) -> int:
 
 
 def coverage(args: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in args):
+        print(COVERAGE_HELP)
+        return 0
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]
+    options = [a for a in paths if a.startswith("-")]
+    if options or len(paths) > 1:
+        return _usage_error("coverage", f"unknown option {options[0]}" if options else "name one scenarios folder")
     folder = Path(paths[0]) if paths else DEFAULT_DIR
+    if not folder.is_dir():
+        print(f"{folder}:1: no such folder", file=sys.stderr)
+        return 1
     try:
         clauses = known_clauses(folder)
     except ScenarioError as error:

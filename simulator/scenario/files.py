@@ -10,6 +10,10 @@ import yaml
 from simulator.scenario.reader import Scenario, ScenarioError, read
 
 CLAUSES_FILE = "clauses.yaml"
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: Clause lists already read, by path, with the (mtime, size) they were read at: a folder of scenarios
+#: shares one list, which is read once, not once per file.
+_CLAUSES: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
 
 
 def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -25,17 +29,28 @@ def known_clauses(near: Path) -> dict[str, str]:
     for folder in [near if near.is_dir() else near.parent, *near.resolve().parents]:
         candidate = folder / CLAUSES_FILE
         if candidate.is_file():
-            try:
-                data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-                mark = getattr(error, "problem_mark", None)
-                line = mark.line + 1 if mark is not None else 1
-                reason = str(getattr(error, "problem", None) or error).splitlines()[0]
-                raise ScenarioError(str(candidate), [(line, f"the clause list cannot be read: {reason}")]) from None
-            if not isinstance(data, dict):
-                raise ScenarioError(str(candidate), [(1, "the clause list is a mapping of clause id to its text")])
-            return {str(k): str(v) for k, v in data.items()}
+            return _clause_list(candidate)
     return {}
+
+
+def _clause_list(path: Path) -> dict[str, str]:
+    stat = path.stat()
+    seen = (stat.st_mtime_ns, stat.st_size)
+    cached = _CLAUSES.get(path)
+    if cached is not None and cached[0] == seen:
+        return cached[1]
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # a safe loader (libyaml when present)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        reason = str(getattr(error, "problem", None) or error).splitlines()[0]
+        raise ScenarioError(str(path), [(line, f"the clause list cannot be read: {reason}")]) from None
+    if not isinstance(data, dict):
+        raise ScenarioError(str(path), [(1, "the clause list is a mapping of clause id to its text")])
+    clauses = {str(k): str(v) for k, v in data.items()}
+    _CLAUSES[path] = (seen, clauses)
+    return clauses
 
 
 def read_checked(file: Path) -> Scenario:
