@@ -8,8 +8,6 @@ departure, see docs/decisions.md), so every branch is valid UTF-8 and a valid gi
 
 from __future__ import annotations
 
-import unicodedata
-
 PREFIX = "subagent/"
 FALLBACK = "agent"
 MIN_WORDS, MAX_WORDS = 2, 5
@@ -33,6 +31,8 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _words(description: str) -> list[str]:
+    import unicodedata  # here, not at load: the command hook loads this module for calls it leaves too
+
     kept = (c if unicodedata.category(c)[0] in "LN" else " " for c in description.lower())
     return "".join(kept).split()
 

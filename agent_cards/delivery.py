@@ -1,13 +1,16 @@
 """What ``lich open`` printed, and the Agent answer it decides: the delivery table.
 
+``answer`` gives the decision as a value of ``agent_cards.taken`` (``Launched``, ``Completed``, ``Deny``);
+each host turns it into its own answer (the mod's hook result, the command hook's deny reason).
+
 | delivery              | the Agent call answers                                   | counted |
 |-----------------------|----------------------------------------------------------|---------|
-| pending               | async_launched + context line                            | yes     |
-| unanswered            | async_launched + context line (the report still comes)   | no      |
-| answered              | completed: the report, then where the work is            | no      |
+| pending               | Launched: async_launched + context line                  | yes     |
+| unanswered            | Launched: async_launched + context line (report to come) | no      |
+| answered              | Completed: the report, then where the work is            | no      |
 | unread, undelivered   | deny: the task never reached the card                    | no      |
 | any other status      | deny, naming the card (and its branch)                   | no      |
-| the open failed       | (not here) the native agent runs, with a toast           | no      |
+| the open failed       | (``taken``) the native agent runs, with a toast          | no      |
 
 Reading the output (``read_open``): stdout that is no JSON object is a failed open; an object without
 ``delivery`` is a card the task did not reach (a failed open, naming the card); an object with a
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from agent_cards.engine import HookResult, ProcessResult, text
+from agent_cards.engine import ProcessResult, text
+from agent_cards.state import Worker
+from agent_cards.taken import Answer, Completed, Deny, Launched
 from agent_cards.texts import agent_text
 
 Arm = Literal["async", "completed", "deny"]
@@ -108,50 +113,23 @@ class Call:
         return bool(self.branch)
 
 
-_ZERO_USAGE: dict[str, Any] = {
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "cache_creation_input_tokens": None,
-    "cache_read_input_tokens": None,
-    "server_tool_use": None,
-    "service_tier": None,
-    "cache_creation": None,
-}
-
-
-def answer(call: Call, opened: Opened, now_ms: int) -> tuple[HookResult, bool]:
-    """The Agent call's answer for what lich printed, and whether the worker is counted."""
+def answer(call: Call, opened: Opened, now_ms: int) -> Answer | Deny:
+    """The Agent call's answer for what lich printed; a ``Launched`` carries the worker to count, if any."""
     row = DELIVERY.get(opened.status, UNKNOWN)
     where = "isolated" if call.isolated else "shared"
     slots = {"label": opened.label, "path": opened.path, "branch": call.branch, "status": opened.status}
     if row.arm == "async":
-        result: dict[str, Any] = {
-            "status": "async_launched",
-            "agentId": opened.name,
-            "description": call.description,
-            "prompt": call.prompt,
-            "outputFile": "",
-        }
         # A worker lich printed no name for can be neither found in its list nor stopped: not counted.
         counted = row.counted and bool(opened.name)
-        return {"result": result, "context": [agent_text(call.lang, f"context.{where}", **slots)]}, counted
+        worker = Worker(opened.name, opened.label, call.description, not call.isolated) if counted else None
+        context = agent_text(call.lang, f"context.{where}", **slots)
+        return Launched(opened.name, opened.label, call.description, call.prompt, context, worker)
     if row.arm == "completed":
         report = agent_text(call.lang, f"completed.{where}", answer=opened.answer, **slots)
-        result = {
-            "status": "completed",
-            "agentId": opened.name,
-            "content": [{"type": "text", "text": report}],
-            "totalToolUseCount": 0,
-            "totalDurationMs": max(0, now_ms - call.started_ms),
-            "totalTokens": 0,
-            "usage": dict(_ZERO_USAGE),
-            "prompt": call.prompt,
-        }
-        if call.isolated:
-            result["worktreePath"] = opened.path
-            result["worktreeBranch"] = call.branch
-        return {"result": result}, False
+        duration_ms = max(0, now_ms - call.started_ms)
+        path = opened.path if call.isolated else ""
+        return Completed(opened.name, opened.label, report, duration_ms, call.prompt, path, call.branch)
     key = row.deny or "deny.unknown"
     if key == "deny.unknown" and call.isolated:
         key = "deny.unknown.isolated"
-    return {"deny": agent_text(call.lang, key, **slots)}, False
+    return Deny(agent_text(call.lang, key, **slots), card=opened.label)

@@ -2,23 +2,25 @@
 
     agent-cards hook            (or: python -m agent_cards.hook, or the plugin's hooks/agent-cards-hook)
 
-The same core as the mod engine's module: the take-or-leave table (``rules``), the open's argv
-(``lich_calls``), the delivery table (``delivery``), the branch name (``branch``) and the texts
-(``texts``). What differs is the host: a command hook lives for one event, decides before Claude
-Code's permission check, and can answer a tool call only with a PreToolUse decision.
+A driver of the same core as the mod engine's module: ``agent_cards.taken`` decides a taken Agent call
+and a TaskStop (the take-or-leave table, the base read, the open's argv, the delivery table and its
+failures), and this module runs what it names with ``subprocess`` and turns its decision into a
+PreToolUse answer. What differs is the host: a command hook lives for one event, decides before
+Claude Code's permission check, and can answer a tool call only with a PreToolUse decision.
 
 | event                   | what the hook does                                                                |
 |-------------------------|-----------------------------------------------------------------------------------|
 | SessionStart            | records whether the session is interactive, in the session's state file           |
-| PreToolUse, Agent       | takes or leaves the call (``rules.RULES``, then the checks only Claude Code would  |
+| PreToolUse, Agent       | takes or leaves the call (``taken.leave``, then the checks only Claude Code would  |
 |                         | make: plan mode, Agent permission rules); a taken call is opened in lich and      |
-|                         | answered with a ``deny`` whose reason tells the model where the worker runs and   |
-|                         | how its report comes back; a left call gets no decision (``systemMessage`` when   |
-|                         | the mod would have shown a toast)                                                 |
-| PreToolUse, TaskStop    | stops a worker it opened (``close`` or ``control NAME abort``), answered by a     |
-|                         | ``deny`` that says so; any other id gets no decision. Claude Code 2.1.328 checks  |
-|                         | the id before any hook, so this never comes for a worker: the deny that answered |
-|                         | the Agent call names the lich command instead (docs/claude-code-hook.md)          |
+|                         | its decision answered with a ``deny`` whose reason tells the model where the      |
+|                         | worker runs and how its report comes back (``reason_of``); a ``Native`` one gets  |
+|                         | no decision (``systemMessage`` for the mod's toast)                               |
+| PreToolUse, TaskStop    | stops a worker it opened (``taken.stop_of``: ``close`` or ``control NAME abort``), |
+|                         | answered by a ``deny`` that says so; any other id gets no decision. Claude Code   |
+|                         | 2.1.328 checks the id before any hook, so this never comes for a worker: the deny |
+|                         | that answered the Agent call names the lich command instead                       |
+|                         | (docs/claude-code-hook.md)                                                        |
 | anything else           | no output                                                                         |
 
 Interactive or not: a command hook gets no ``isInteractive``. Claude Code exports
@@ -29,7 +31,8 @@ Agent call is taken only when the recorded value and the call's own environment 
 It never blocks what it does not take: every answer is exit 0 with one JSON object or nothing; input
 it cannot read, an unknown event and its own failures give one line on stderr and no decision. Once
 lich has the task, though, the call is never let through to run natively as well (FALL-BEFORE-ONLY).
-Only what an event needs is imported: a SessionStart or a call left native loads no ``subprocess``.
+Only what an event needs is imported: a SessionStart or a call left native loads no ``subprocess``,
+no texts and no delivery table (``agent_cards.taken`` loads those only for a call it takes).
 """
 
 from __future__ import annotations
@@ -38,17 +41,18 @@ import json
 import os
 import sys
 
-from agent_cards.engine import error_reason, text
+from agent_cards.engine import text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from agent_cards.delivery import Call, Opened
-    from agent_cards.engine import Event, HookResult, ProcessResult
+    from agent_cards.delivery import Call
+    from agent_cards.engine import Event, ProcessResult
     from agent_cards.filestore import FileStore
-    from agent_cards.rules import Facts
+    from agent_cards.state import Worker
+    from agent_cards.taken import Answer, Native, Run, Stopped
 
     Output = dict[str, Any]
     Runner = Callable[[Sequence[str], str | None, int], ProcessResult]
@@ -128,11 +132,14 @@ def deny(reason: str) -> Output:
     }
 
 
-def toast(key: str, e: Event, **slots: object) -> Output:
-    """The mod's toast, as the one thing a hook can show the person without deciding: ``systemMessage``."""
+def toast(native: Native) -> Output | None:
+    """A ``Native`` decision: no decision, and the mod's toast as the one thing a hook can show the person
+    without deciding, ``systemMessage``."""
+    if native.toast is None:
+        return None
     from agent_cards.texts import person_text
 
-    return {"systemMessage": person_text(key, description=text(e.get("description")), **slots)}
+    return {"systemMessage": person_text(native.toast, **native.slots)}
 
 
 # -- state -----------------------------------------------------------------------------------------
@@ -202,6 +209,14 @@ def run_process(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> Proces
     )
 
 
+def run_or_error(run: Runner, step: Run, cwd: str | None) -> ProcessResult | Exception:
+    """What ``step`` gave, or how it failed: the core decides either."""
+    try:
+        return run(step.argv, cwd, step.timeout_ms)
+    except Exception as error:
+        return error
+
+
 def _cwd(data: Mapping[str, Any]) -> str | None:
     cwd = text(data.get("cwd"))
     return cwd if cwd and os.path.isdir(cwd) else None
@@ -259,7 +274,7 @@ def _now_ms() -> int:
 
 
 def agent_call(data: Mapping[str, Any], env: Environ, run: Runner) -> Output | None:
-    from agent_cards import rules
+    from agent_cards import rules, taken
     from agent_cards.engine import ENGINE
 
     e = tool_event(data)
@@ -268,94 +283,57 @@ def agent_call(data: Mapping[str, Any], env: Environ, run: Runner) -> Output | N
     store = store_of(data, env, expect_file=True) if attended(env) else None
     interactive = store is not None and store.get().interactive
     facts = rules.Facts(e, ENGINE, interactive, env)
-    leaving = rules.first_leaving(rules.RULES, facts)
-    if leaving is not None:
-        if leaving.toast:
-            return toast(leaving.toast, e, bytes=facts.prompt_bytes, limit=rules.PROMPT_LIMIT_BYTES)
-        return None
+    left = taken.leave(facts)
+    if left is not None:
+        return toast(left)
     # Checks the mod leaves to Claude Code's permission check, which runs after this hook (docs).
     if data.get("permission_mode") == "plan":
-        return toast("toast.hook_plan", e)
+        return toast(taken.native(e, "toast.hook_plan"))
     rule = permission_rule(data, env, e)
     if rule is not None:
-        return toast("toast.hook_rule", e, rule=rule)
-    return take(data, env, run, e, facts, store)
-
-
-def take(
-    data: Mapping[str, Any], env: Environ, run: Runner, e: Event, facts: Facts, store: FileStore | None
-) -> Output | None:
-    from agent_cards import delivery, lich_calls, rules
-    from agent_cards.branch import branch_name
-    from agent_cards.engine import DEFAULT_TIMEOUT_MS, ProcessError
-
+        return toast(taken.native(e, "toast.hook_rule", rule=rule))
     cwd = _cwd(data)
-    try:
-        base = ""
-        if facts.isolated:
-            try:
-                base = lich_calls.base_of(run(lich_calls.BASE_ARGV, cwd, DEFAULT_TIMEOUT_MS))
-            except ProcessError:
-                base = ""
-            facts.base = base
-            if rules.first_leaving(rules.AFTER_BASE, facts) is not None:
-                return None
-        tool_use_id = text(e.get("tool_use_id"))
-        description, prompt = text(e.get("description")), text(e.get("prompt"))
-        branch = branch_name(description, tool_use_id) if facts.isolated else ""
-        argv = lich_calls.open_argv(facts.lich_bin, e, branch, base)
-        call = delivery.Call(tool_use_id, description, prompt, branch, _now_ms(), env.get("LICH_PROMPT_LANG"))
-        try:
-            printed = delivery.read_open(run(argv, cwd, lich_calls.OPEN_TIMEOUT_MS))
-        except ProcessError as error:
-            printed = delivery.NotOpened(str(error))
-    except Exception as error:  # FALL-BEFORE-ONLY: lich does not have the task, so the native agent runs
-        return toast("toast.open_failed", e, reason=error_reason(error))
-    if isinstance(printed, delivery.NotOpened):  # DELIV-OPEN-FAILED / FALL-OPEN-FAILED
-        if printed.label:
-            return toast("toast.not_reached", e, label=printed.label, reason=printed.reason)
-        return toast("toast.open_failed", e, reason=printed.reason)
+    read = taken.base_read(facts)
+    step = taken.opening(facts, None if read is None else run_or_error(run, read, cwd), _now_ms())
+    if isinstance(step, taken.Native):
+        return toast(step)
+    decision = step.decide(run_or_error(run, step.run, cwd), _now_ms())
+    if isinstance(decision, taken.Native):  # DELIV-OPEN-FAILED / FALL-OPEN-FAILED: the native agent runs
+        return toast(decision)
     # lich has the task: from here on the call is never let through to run natively as well.
-    try:
-        answer, counted = delivery.answer(call, printed, _now_ms())
-        reason = reason_of(call, printed, answer)
-    except Exception as error:
-        from agent_cards.texts import AGENT
-
-        warn(f"could not word the answer for {printed.name} ({type(error).__name__}: {error})")
-        return deny(AGENT["deny.unknown"].format(label=printed.label, status=printed.status))
-    if counted:
-        remember(store, printed, call, facts.lich_bin)
-    return deny(reason)
+    if isinstance(decision, taken.Deny):
+        if decision.fault:
+            warn(decision.fault)
+        return deny(decision.text)
+    if isinstance(decision, taken.Launched) and decision.worker is not None:
+        remember(store, decision.worker, step.lich_bin)
+    return deny(reason_of(step.call, decision))
 
 
-def remember(store: FileStore | None, opened: Opened, call: Call, lich_bin: str) -> None:
+def remember(store: FileStore | None, worker: Worker, lich_bin: str) -> None:
     """DELIV-PENDING: count the worker, so that TaskStop can stop it."""
-    from agent_cards.state import Worker
-
-    worker = Worker(opened.name, opened.label, call.description, not call.isolated)
     if store is None:
-        warn(f"cannot remember the worker {opened.name}: TaskStop will not know it")
+        warn(f"cannot remember the worker {worker.name}: TaskStop will not know it")
         return
     try:
         store.update(lambda s: s.with_worker(worker, lich_bin))
     except Exception as error:
-        warn(f"cannot remember the worker {opened.name} ({error}): TaskStop will not know it")
+        warn(f"cannot remember the worker {worker.name} ({error}): TaskStop will not know it")
 
 
-def reason_of(call: Call, opened: Opened, answer: HookResult) -> str:
+def reason_of(call: Call, answer: Answer) -> str:
     """The deny reason that carries the mod's answer to the model (the only answer a hook can give)."""
-    from agent_cards.texts import agent_text
+    from agent_cards import taken
+    from agent_cards.texts import AGENT, agent_text
 
-    if "deny" in answer:
-        return str(answer["deny"])
-    result = answer["result"]
-    if result.get("status") == "completed":
-        report = "\n".join(str(block.get("text", "")) for block in result.get("content", []))
-        return f"{agent_text(call.lang, 'hook.completed', name=opened.name)}\n\n{report}"
-    context = " ".join(str(line) for line in answer.get("context", []))
-    key = "hook.launched.isolated" if call.isolated else "hook.launched.shared"
-    return f"{agent_text(call.lang, key, name=opened.name)} {context}".rstrip()
+    try:
+        if isinstance(answer, taken.Completed):
+            return f"{agent_text(call.lang, 'hook.completed', name=answer.agent_id)}\n\n{answer.report}"
+        key = "hook.launched.isolated" if call.isolated else "hook.launched.shared"
+        return f"{agent_text(call.lang, key, name=answer.agent_id)} {answer.context}".rstrip()
+    except Exception as error:  # still a deny: lich has the task (FALL-BEFORE-ONLY)
+        warn(f"could not word the answer for {answer.agent_id} ({type(error).__name__}: {error})")
+        return AGENT["deny.spawn"].format(label=answer.card)
 
 
 # -- PreToolUse: TaskStop --------------------------------------------------------------------------
@@ -363,24 +341,21 @@ def reason_of(call: Call, opened: Opened, answer: HookResult) -> str:
 
 def task_stop(data: Mapping[str, Any], env: Environ, run: Runner) -> Output | None:
     """STOP-TAKEN: a worker this session opened and still counts; any other id goes to Claude Code."""
-    from agent_cards import lich_calls
+    from agent_cards import lich_calls, taken
     from agent_cards.engine import DEFAULT_TIMEOUT_MS, ProcessError
     from agent_cards.state import ModState
-    from agent_cards.texts import agent_text
 
     e = tool_event(data)
-    task_id = lich_calls.task_id_of(e) if e is not None else ""
-    store = store_of(data, env, expect_file=False) if task_id else None
-    if store is None:
+    store = store_of(data, env, expect_file=False) if e is not None and lich_calls.task_id_of(e) else None
+    if e is None or store is None:
         return None
-    state = store.get()
-    worker = state.worker(task_id)
-    if worker is None:  # STOP-OTHER
+    stop = taken.stop_of(e, store.get())
+    if stop is None:  # STOP-OTHER
         return None
-    lich_bin, cwd = state.lich_bin, _cwd(data)
+    worker, cwd = stop.worker, _cwd(data)
     # A hook cannot poll: whether the worker still runs is read now, as the mod's poll would have.
     try:
-        listed = lich_calls.listed_states(run(lich_calls.list_argv(lich_bin), cwd, DEFAULT_TIMEOUT_MS))
+        listed = lich_calls.listed_states(run(lich_calls.list_argv(stop.lich_bin), cwd, DEFAULT_TIMEOUT_MS))
     except ProcessError:
         listed = None  # FOOTER-LIST-FAIL: it still counts
     if listed is not None and not lich_calls.still_running(worker, listed):
@@ -397,17 +372,19 @@ def task_stop(data: Mapping[str, Any], env: Environ, run: Runner) -> Output | No
     store.update(claim)
     if not claimed:  # another TaskStop took it meanwhile
         return None
-    try:
-        result = run(lich_calls.stop_argv(lich_bin, worker), cwd, lich_calls.STOP_TIMEOUT_MS)
-        refusal = lich_calls.stop_refusal(worker, result)
-    except ProcessError as error:
-        refusal = str(error)
-    lang = env.get("LICH_PROMPT_LANG")
-    if refusal is not None:  # STOP-REFUSED: the worker still counts
-        store.update(lambda s: s.with_worker(worker, s.lich_bin or lich_bin))
-        return deny(agent_text(lang, "deny.stop_refused", label=worker.label, reason=refusal))
-    key = "hook.stopped.shared" if worker.shared else "hook.stopped.isolated"
-    return deny(agent_text(lang, key, label=worker.label, name=worker.name))
+    decision = stop.decide(run_or_error(run, stop.run, cwd), env.get("LICH_PROMPT_LANG"))
+    if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts
+        store.update(lambda s: s.with_worker(worker, s.lich_bin or stop.lich_bin))
+        return deny(decision.text)
+    return deny(stopped_reason(decision, env.get("LICH_PROMPT_LANG")))
+
+
+def stopped_reason(stopped: Stopped, lang: str | None) -> str:
+    """The deny reason that tells the model TaskStop was carried out (a hook cannot give its result)."""
+    from agent_cards.texts import agent_text
+
+    key = "hook.stopped.shared" if stopped.worker.shared else "hook.stopped.isolated"
+    return agent_text(lang, key, label=stopped.worker.label, name=stopped.worker.name)
 
 
 # -- entry point -----------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The commands the mod runs and how it reads what they print, shared by every host of the mod.
 
-The mod engine (``agent_cards.mod``) and the command hook (``agent_cards.hook``) run the same argv
-and read the output the same way; only how they run a process differs (``$.process.run`` there,
-``subprocess`` here). Nothing in this module does I/O.
+The core of a taken call (``agent_cards.taken``) names these commands and reads what they printed;
+every host runs them the same way, only with its own runner (``$.process.run`` in the mod engine,
+``subprocess`` in the command hook). Nothing in this module does I/O.
 
 | step  | argv                                                                       | timeout |
 |-------|----------------------------------------------------------------------------|---------|
@@ -25,6 +25,7 @@ from agent_cards.texts import person_text
 
 OPEN_TIMEOUT_MS = 120_000  # lich's own limit for an open with a task: 60 + 20 + 30 s (OPEN-TIMEOUT)
 STOP_TIMEOUT_MS = DEFAULT_TIMEOUT_MS
+BASE_TIMEOUT_MS = DEFAULT_TIMEOUT_MS
 BASE_ARGV = ("git", "branch", "--show-current")
 
 

@@ -1,21 +1,27 @@
 """The agent cards mod: ``register(on)`` wires its hooks into the engine.
 
+A driver of ``agent_cards.taken``, the core that decides a taken Agent call and a TaskStop: the hooks
+run the processes it names with ``host.process.run`` and answer with what it decides.
+
 Flow of a taken Agent call (PERM-FIRST, PERM-DENY-SPAWN):
 
-1. ``tool.call`` (Agent): the rules decide (``rules.RULES``); an isolated call reads its base
-   (``git branch --show-current``) and its branch is named; the call is parked under its
-   ``tool_use_id`` and passed on beneath (``next``), where Claude Code's permission check runs.
-2. ``agent.spawn``: raised only for an allowed call. The parked call is opened in lich
-   (``$LICH_BIN open --kind claude --subagent … --json``, two minutes) and the spawn is denied, so no
-   native agent or worktree exists; the answer lich decided is parked beside the call. An open that
-   failed lets the native spawn go on, with a toast (lich does not have the task).
-3. Back in ``tool.call``: the parked answer replaces what Claude Code answered beneath. A call refused
-   by the permission check never reached step 2 and its refusal stands.
+1. ``tool.call`` (Agent): ``taken.leave`` applies the rules (``rules.RULES``); an isolated call reads its
+   base (``taken.base_read``: ``git branch --show-current``); ``taken.opening`` names its branch and its
+   open. The ``Opening`` is kept under the call's ``tool_use_id`` and the call is passed on beneath
+   (``next``), where Claude Code's permission check runs.
+2. ``agent.spawn``: raised only for an allowed call. Its ``Opening`` is taken out and run in lich
+   (``$LICH_BIN open --kind claude --subagent … --json``, two minutes); ``Opening.decide`` gives one
+   decision. A ``Native`` one (the open failed) lets the native spawn go on, after a toast. Any other is
+   kept under the ``tool_use_id`` for step 3 and the spawn is denied, so no native agent or worktree
+   exists.
+3. Back in ``tool.call``: the decision kept at step 2 is taken out and becomes the call's answer in
+   place of what Claude Code answered beneath. A call refused by the permission check never reached
+   step 2: no decision was kept, and its refusal stands.
 
 After the open: workers with a ``pending`` delivery are counted in the footer (``ui.render`` of
-``SessionMode``), ``sessions --json`` is read every 5 s while any runs, and ``TaskStop`` stops them.
-Every failure before lich has the task is caught here and decided (native agent plus toast); after
-it, the call is never run natively (FALL-BEFORE-ONLY).
+``SessionMode``), ``sessions --json`` is read every 5 s while any runs, and ``TaskStop`` stops them
+(``taken.stop_of``, ``Stop.decide``). Every failure before lich has the task is decided by the core
+(native agent plus toast); after it, the call is never run natively (FALL-BEFORE-ONLY).
 """
 
 from __future__ import annotations
@@ -24,40 +30,41 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent_cards import delivery, lich_calls, rules
-from agent_cards.branch import branch_name
-from agent_cards.delivery import Call, NotOpened
-from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, error_reason, text
-from agent_cards.lich_calls import OPEN_TIMEOUT_MS
+from agent_cards import lich_calls, rules, taken
+from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult
 from agent_cards.state import MemoryStore, StateStore, Worker
-from agent_cards.texts import agent_text, person_text
+from agent_cards.texts import person_text
 
 POLL_MS = 5_000  # FOOTER-POLL
 
 
-@dataclass
-class _Parked:
-    """A taken call between ``tool.call`` and its ``agent.spawn``."""
-
-    call: Call
-    argv: list[str]
-    lich_bin: str
-    answer: HookResult | None = None  # set once lich decided; None: the native answer stands
+def _key(e: Event) -> str:
+    """The ``tool_use_id`` that ties a call's ``tool.call`` to its ``agent.spawn``."""
+    return str(e.get("tool_use_id") or "")
 
 
-def _park(e: Event, facts: rules.Facts, now: int, lang: str | None) -> _Parked:
-    """OPEN-ARGV: the open this call will run at ``agent.spawn`` (its start time taken now)."""
-    tool_use_id = str(e.get("tool_use_id") or "")
-    description, prompt = text(e.get("description")), text(e.get("prompt"))
-    branch = branch_name(description, tool_use_id) if facts.isolated else ""
-    argv = lich_calls.open_argv(facts.lich_bin, e, branch, facts.base)
-    return _Parked(Call(tool_use_id, description, prompt, branch, now, lang), argv, facts.lich_bin)
+async def _run(host: Host, run: taken.Run) -> ProcessResult | Exception:
+    """What ``run`` gave, or how it failed: the core decides either."""
+    try:
+        return await host.process.run(list(run.argv), timeout_ms=run.timeout_ms)
+    except Exception as error:  # FALL-BEFORE-ONLY: decided by the core, never left to the engine's fail-open
+        return error
+
+
+def _answer(decision: taken.Deny | taken.Answer) -> HookResult:
+    """A decision as the Agent call's hook result."""
+    if isinstance(decision, taken.Deny):
+        return {"deny": decision.text}
+    if isinstance(decision, taken.Launched):
+        return {"result": decision.result, "context": [decision.context]}  # RESULT-CONTEXT
+    return {"result": decision.result}
 
 
 @dataclass
 class AgentCards:
     store: StateStore = field(default_factory=MemoryStore)
-    _parked: dict[str, _Parked] = field(default_factory=dict)
+    _opening: dict[str, taken.Opening] = field(default_factory=dict)  # passed on, waiting for agent.spawn
+    _decided: dict[str, taken.Deny | taken.Answer] = field(default_factory=dict)  # tool.call answers with it
     _watching: bool = False
 
     # -- session.start ------------------------------------------------------------------------------
@@ -70,56 +77,38 @@ class AgentCards:
 
     async def agent_call(self, host: Host, e: Event, next: Next) -> HookResult:
         facts = rules.Facts(e, next.origin, self.store.get().interactive, host.env)
-        leaving = rules.first_leaving(rules.RULES, facts)
-        if leaving is None and facts.isolated:
-            facts.base = await self._base(host)  # OPEN-BASE, before the call is passed on
-            leaving = rules.first_leaving(rules.AFTER_BASE, facts)
-        if leaving is not None:
-            if leaving.toast:
-                await self._toast(host, leaving.toast, e, bytes=facts.prompt_bytes, limit=rules.PROMPT_LIMIT_BYTES)
+        step: taken.Native | taken.Opening | None = taken.leave(facts)
+        if step is None:
+            read = taken.base_read(facts)  # OPEN-BASE, before the call is passed on
+            step = taken.opening(facts, None if read is None else await _run(host, read), host.clock.now())
+        if isinstance(step, taken.Native):
+            await self._toast(host, step)
             return await next(e)
-        parked = _park(e, facts, host.clock.now(), host.env.get("LICH_PROMPT_LANG"))
-        key = parked.call.tool_use_id
-        self._parked[key] = parked
+        key = _key(e)
+        self._opening[key] = step
         try:
             beneath = await next(e)  # PERM-FIRST: Claude Code's permission check, then agent.spawn
         finally:
-            self._parked.pop(key, None)
-        return parked.answer if parked.answer is not None else beneath
+            self._opening.pop(key, None)
+            decided = self._decided.pop(key, None)
+        return beneath if decided is None else _answer(decided)
 
     # -- agent.spawn --------------------------------------------------------------------------------
 
     async def agent_spawn(self, host: Host, e: Event, next: Next) -> HookResult:
-        parked = self._parked.get(str(e.get("tool_use_id") or ""))
-        if parked is None or parked.answer is not None:
+        key = _key(e)
+        opening = self._opening.pop(key, None)
+        if opening is None:
             return await next(e)
-        call = parked.call
-        try:
-            result = await host.process.run(parked.argv, timeout_ms=OPEN_TIMEOUT_MS)
-            printed = delivery.read_open(result)  # OPEN-LAST: nothing runs after the open
-        except Exception as error:  # FALL-BEFORE-ONLY: decided here, never left to the engine's fail-open
-            printed = NotOpened(error_reason(error))
-        if isinstance(printed, NotOpened):
-            if next.signal.aborted:  # FALL-ESC-OPEN: lich may already have the task; never run it twice
-                key = "deny.esc.isolated" if call.isolated else "deny.esc"
-                parked.answer = {"deny": agent_text(call.lang, key, branch=call.branch)}
-                return {"deny": parked.answer["deny"]}
-            if printed.label:
-                await self._toast(host, "toast.not_reached", e, label=printed.label, reason=printed.reason)
-            else:
-                await self._toast(host, "toast.open_failed", e, reason=printed.reason)
+        printed = await _run(host, opening.run)
+        decision = opening.decide(printed, host.clock.now(), esc=next.signal.aborted)
+        if isinstance(decision, taken.Native):  # lich does not have the task: the native agent runs
+            await self._toast(host, decision)
             return await next(e)
-        parked.answer, counted = delivery.answer(call, printed, host.clock.now())
-        if counted:
-            self._track(host, Worker(printed.name, printed.label, call.description, not call.isolated), parked.lich_bin)
-        return {"deny": agent_text(call.lang, "deny.spawn", label=printed.label)}
-
-    async def _base(self, host: Host) -> str:
-        """OPEN-BASE / BASE-NONE: the asking session's branch, or "" (detached, or git cannot answer)."""
-        try:
-            return lich_calls.base_of(await host.process.run(list(lich_calls.BASE_ARGV)))
-        except ProcessError:
-            return ""
+        self._decided[key] = decision
+        if isinstance(decision, taken.Launched) and decision.worker is not None:
+            self._track(host, decision.worker, opening.lich_bin)
+        return {"deny": opening.spawn_denial(decision)}
 
     # -- workers: footer, polling, TaskStop ---------------------------------------------------------
 
@@ -166,27 +155,22 @@ class AgentCards:
         return await next({**e, "props": {**props, "modes": [*modes, label]}})
 
     async def task_stop(self, host: Host, e: Event, next: Next) -> HookResult:
-        task_id = lich_calls.task_id_of(e)
-        state = self.store.get()
-        worker = state.worker(task_id) if task_id else None
-        if worker is None:  # STOP-OTHER
+        stop = taken.stop_of(e, self.store.get())
+        if stop is None:  # STOP-OTHER
             return await next(e)
-        try:  # STOP-SHARED: close; STOP-ISOLATED: control NAME abort
-            result = await host.process.run(lich_calls.stop_argv(state.lich_bin, worker))
-            refusal = lich_calls.stop_refusal(worker, result)
-        except Exception as error:
-            refusal = error_reason(error)
-        if refusal is not None:  # STOP-REFUSED: the worker still counts
-            lang = host.env.get("LICH_PROMPT_LANG")
-            return {"deny": agent_text(lang, "deny.stop_refused", label=worker.label, reason=refusal)}
-        self.store.update(lambda s: s.without({worker.name}))
+        decision = stop.decide(await _run(host, stop.run), host.env.get("LICH_PROMPT_LANG"))
+        if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts
+            return {"deny": decision.text}
+        self.store.update(lambda s: s.without({stop.worker.name}))
         host.ui.invalidate("ui.render")
-        return {"result": lich_calls.stop_result(task_id, worker)}  # STOP-RESULT
+        return {"result": decision.result}  # STOP-RESULT
 
-    async def _toast(self, host: Host, key: str, e: Event, **slots: Any) -> None:
+    async def _toast(self, host: Host, native: taken.Native) -> None:
+        if native.toast is None:
+            return
         # A toast that cannot be shown must not change what the call does.
         with contextlib.suppress(Exception):
-            await host.ui.toast(person_text(key, description=text(e.get("description")), **slots))
+            await host.ui.toast(person_text(native.toast, **native.slots))
 
 
 def register(on: On, store: StateStore | None = None) -> AgentCards:

@@ -16,7 +16,7 @@ import pytest
 
 import agent_cards
 from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin, ProcessResult, Timer
-from agent_cards.state import MemoryStore, ModState
+from agent_cards.state import MemoryStore, ModState, Worker
 
 OPENED = {
     "id": "77aa", "label": "Session 5", "name": "session-5-77aa", "path": "/srv/app",
@@ -169,3 +169,44 @@ async def test_state_is_one_serializable_value_a_host_can_keep() -> None:
 
 async def _empty() -> HookResult:
     return {}
+
+
+@pytest.mark.asyncio
+async def test_a_refused_call_opens_nothing_and_a_later_spawn_of_its_id_goes_native() -> None:
+    """PERM-REFUSED: the kept ``Opening`` goes with the call; no decision outlives it."""
+    store = MemoryStore(ModState(interactive=True))
+    hooks = registered(store)
+    host = MiniHost(dict(ENV))
+    call_hook, spawn_hook = hooks["tool.call"][0][1], hooks["agent.spawn"][0][1]
+
+    async def refused(e: Event) -> HookResult:
+        return {"isError": True, "text": "The user doesn't want to proceed with this tool use."}
+
+    e: Event = {"tool": "Agent", "tool_use_id": "toolu_9", "description": "Tidy", "prompt": "Tidy the docs"}
+    assert await call_hook(host, e, MiniNext(refused)) == await refused(e)
+
+    async def native(e: Event) -> HookResult:
+        return {"model": "m", "agentId": "a1"}
+
+    assert await spawn_hook(host, {"tool_use_id": "toolu_9"}, MiniNext(native, event="agent.spawn")) == await native(e)
+    assert host.runs == [] and host.toasts == [] and store.get().workers == ()
+
+
+@pytest.mark.asyncio
+async def test_taskstop_on_a_hand_written_host() -> None:
+    worker = Worker("session-5-77aa", "Session 5", "Tidy", shared=True)
+    store = MemoryStore(ModState(interactive=True, lich_bin="/usr/local/bin/lich", workers=(worker,)))
+    hooks = registered(store)
+    host = MiniHost(dict(ENV))
+    stop_hook = hooks["tool.call"][1][1]
+
+    async def claude_code(e: Event) -> HookResult:
+        return {"isError": True, "text": f"No task found with ID: {e['task_id']}"}
+
+    other = await stop_hook(host, {"tool": "TaskStop", "task_id": "b1"}, MiniNext(claude_code))
+    assert other == {"isError": True, "text": "No task found with ID: b1"}
+    answer = await stop_hook(host, {"tool": "TaskStop", "task_id": worker.name}, MiniNext(claude_code))
+    assert answer == {"result": {"message": "Successfully stopped task: session-5-77aa (Tidy)",
+                                 "task_id": "session-5-77aa", "task_type": "local_agent", "command": "Tidy"}}
+    assert host.runs == [(["/usr/local/bin/lich", "close", "session-5-77aa"], 30_000)]
+    assert store.get().workers == ()

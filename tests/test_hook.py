@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_cards import hook
+from agent_cards import hook, lich_calls, taken
 from agent_cards.engine import ENGINE, Event, HookResult, Origin, ProcessError, ProcessResult
 from agent_cards.filestore import FileStore, prune, session_file
 from agent_cards.mod import AgentCards
@@ -22,7 +22,7 @@ from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import AGENT, agent_text, person_text
 from claude_driver.lich_log import LoggedLich
 from simulator.lich.install import SetupError
-from simulator.lich.model import LichScript, OpenScript, Report, StopScript
+from simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
@@ -264,7 +264,10 @@ def test_an_isolated_call_reads_its_base_and_opens_a_worktree(
 def test_an_isolated_call_outside_git_passes_no_base(env: dict[str, str], project: Path, lich: Lich) -> None:
     started(project)
     reason(handle(agent(project, isolation="worktree")))
-    assert "--base" not in lich.calls()[0]
+    assert lich.calls() == [
+        ["open", "--kind", "claude", "--subagent", "--worktree", "subagent/fix-the-auth-flow-ab12",
+         "--prompt", "Fix the auth flow.", "--json"],
+    ]
 
 
 def test_an_answered_open_gives_the_report_and_counts_no_worker(
@@ -572,16 +575,40 @@ class _Host:
         return None
 
 
-def _scripted(status: str, runs: list[tuple[list[str], int]]) -> hook.Runner:
+def _scripted(status: str, runs: list[tuple[list[str], int]], stop_exit: int = 0) -> hook.Runner:
+    """A fake lich (and git) for both hosts: the open prints ``status``; a stop exits ``stop_exit``."""
+
     def run(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> ProcessResult:
         runs.append((list(argv), timeout_ms))
         if list(argv[:2]) == ["git", "branch"]:
             return ProcessResult(0, "feat/login\n", "")
+        if argv[1] == "sessions":
+            return ProcessResult(0, json.dumps([{"name": "auth-fix-9f8e", "state": "running"}]) + "\n", "")
+        if argv[1] in ("close", "control"):
+            return ProcessResult(stop_exit, "", "" if stop_exit == 0 else "lich: it is busy elsewhere\n")
         opened = {"label": "auth-fix", "name": "auth-fix-9f8e", "path": "/wt/auth-fix",
                   "delivery": {"status": status, "answer": "All fixed." if status == "answered" else ""}}
         return ProcessResult(0, json.dumps(opened) + "\n", "")
 
     return run
+
+
+@pytest.fixture
+def decisions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every decision the core gives, whichever host asked; the hook's clock reads 0, as the mod's host."""
+    seen: list[object] = []
+
+    def recording(decide: Callable[..., object]) -> Callable[..., object]:
+        def wrapper(*args: Any, **kwargs: Any) -> object:
+            seen.append(decide(*args, **kwargs))
+            return seen[-1]
+
+        return wrapper
+
+    monkeypatch.setattr(taken.Opening, "decide", recording(taken.Opening.decide))
+    monkeypatch.setattr(taken.Stop, "decide", recording(taken.Stop.decide))
+    monkeypatch.setattr(hook, "_now_ms", lambda: 0)
+    return seen
 
 
 def _mod_answer(e: Event, values: Mapping[str, str], run: hook.Runner) -> HookResult:
@@ -604,7 +631,7 @@ def _mod_answer(e: Event, values: Mapping[str, str], run: hook.Runner) -> HookRe
 @pytest.mark.parametrize("status", ["pending", "answered", "unread", "stopped"])
 @pytest.mark.parametrize("inp", [{}, {"isolation": "worktree"}, {"model": "haiku"}])
 def test_the_hook_runs_the_mods_argv_and_carries_its_answer(
-    env: dict[str, str], project: Path, status: str, inp: dict[str, Any]
+    env: dict[str, str], project: Path, decisions: list[object], status: str, inp: dict[str, Any]
 ) -> None:
     started(project)
     data = agent(project, **inp)
@@ -614,12 +641,48 @@ def test_the_hook_runs_the_mods_argv_and_carries_its_answer(
     e = {**data["tool_input"], "tool": "Agent", "tool_use_id": data["tool_use_id"]}
     answer = _mod_answer(e, env, _scripted(status, mod_runs))
     assert hook_runs == mod_runs
+    hook_decision, mod_decision = decisions
+    assert hook_decision == mod_decision and not isinstance(hook_decision, taken.Native)
     if "deny" in answer:
         assert text == answer["deny"]
     elif answer["result"]["status"] == "completed":
-        assert text.endswith(answer["result"]["content"][0]["text"])
+        assert text.endswith("\n\n" + answer["result"]["content"][0]["text"])
     else:
-        assert text.endswith(answer["context"][0])
+        assert text.endswith(" " + answer["context"][0])
+
+
+@pytest.mark.parametrize("stop_exit", [0, 1])
+@pytest.mark.parametrize("inp", [{}, {"isolation": "worktree"}])
+def test_the_hook_stops_a_worker_as_the_mod_does(
+    env: dict[str, str], project: Path, data_dir: Path, decisions: list[object], stop_exit: int, inp: dict[str, Any]
+) -> None:
+    started(project)
+    hook_runs: list[tuple[list[str], int]] = []
+    mod_runs: list[tuple[list[str], int]] = []
+    reason(handle(agent(project, **inp), _scripted("pending", hook_runs, stop_exit)))
+    counted = state(data_dir)
+    (worker,) = counted.workers
+    hook_runs.clear()
+    decisions.clear()
+    text = reason(handle(stop(project, worker.name), _scripted("pending", hook_runs, stop_exit)))
+    mod = AgentCards(MemoryStore(counted))
+    e: Event = {"tool": "TaskStop", "task_id": worker.name, "tool_use_id": "toolu_stop"}
+    host: Any = _Host(env, _scripted("pending", mod_runs, stop_exit))
+    answer = asyncio.run(mod.task_stop(host, e, _Next(lambda e: {"result": "Claude Code's own"})))
+    stop_argv = lich_calls.stop_argv(str(counted.lich_bin), worker)
+    assert hook_runs == [(lich_calls.list_argv(counted.lich_bin), 30_000), (stop_argv, 30_000)]
+    assert mod_runs == [(stop_argv, 30_000)]
+    hook_decision, mod_decision = decisions
+    assert hook_decision == mod_decision
+    if stop_exit:
+        assert text == answer["deny"] == agent_text(None, "deny.stop_refused", label=worker.label,
+                                                    reason="lich: it is busy elsewhere")
+        assert state(data_dir).workers == mod.store.get().workers == (worker,)
+    else:
+        assert answer == {"result": lich_calls.stop_result(worker.name, worker)}
+        key = "hook.stopped.shared" if worker.shared else "hook.stopped.isolated"
+        assert text == agent_text(None, key, label=worker.label, name=worker.name)
+        assert state(data_dir).workers == mod.store.get().workers == ()
 
 
 # -- input it cannot read never blocks the call ----------------------------------------------------------

@@ -1,5 +1,5 @@
 """Units of the mod's core: the take-or-leave table (rules), what ``lich open`` printed and the answer it
-decides (delivery), and the serializable state (state)."""
+decides (delivery), and the serializable state (state). The decisions of a taken call: test_taken.py."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from agent_cards import rules
 from agent_cards.delivery import Call, NotOpened, Opened, answer, read_open
 from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
 from agent_cards.state import MemoryStore, ModState, Worker
+from agent_cards.taken import Completed, Deny, Launched
 from agent_cards.texts import AGENT
 
 # --- rules ---------------------------------------------------------------------------------------------------
@@ -235,8 +236,7 @@ def test_read_open_a_delivery_that_is_not_an_object_with_a_status(value: Any, st
     """lich has the task (there is a delivery) but its status is unreadable: an unknown status, so a deny."""
     got = read_open(printed(json.dumps({**SESSION, "delivery": value})))
     assert isinstance(got, Opened) and got.status == status
-    decided, counted = answer(call(), got, 0)
-    assert set(decided) == {"deny"} and not counted
+    assert answer(call(), got, 0) == Deny(AGENT["deny.unknown"].format(label="Fix auth", status=status), "Fix auth")
 
 
 # --- delivery.answer ---------------------------------------------------------------------------------------------
@@ -254,20 +254,28 @@ def opened(status: str, answer_text: str = "") -> Opened:
 @pytest.mark.parametrize(("status", "counted"), [("pending", True), ("unanswered", False)])
 @pytest.mark.parametrize("branch", ["", "subagent/fix-the-auth-flow-ab12"])
 def test_async_launched(status: str, counted: bool, branch: str) -> None:
-    decided, tracked = answer(call(branch), opened(status), 5000)
-    assert tracked is counted
-    assert set(decided) == {"result", "context"}
-    assert decided["result"] == {
+    decided = answer(call(branch), opened(status), 5000)
+    assert isinstance(decided, Launched)
+    worker = Worker("fix-auth", "Fix auth", "Fix the auth flow", shared=not branch)
+    assert decided.worker == (worker if counted else None)
+    assert (decided.agent_id, decided.card) == ("fix-auth", "Fix auth")
+    assert decided.result == {
         "status": "async_launched",
         "agentId": "fix-auth",
         "description": "Fix the auth flow",
         "prompt": "Fix the login form",
         "outputFile": "",
     }
-    (line,) = decided["context"]
+    line = decided.context
     for part in ('"Fix auth"', "/srv/lich/fix-auth", "[lich]", "send_to_session", "lich send", "SendMessage"):
         assert part in line
     assert (branch in line) if branch else ("this same checkout" in line)
+
+
+def test_a_pending_worker_without_a_name_is_not_counted() -> None:
+    nameless = Opened(label="Fix auth", name="", path="/srv/lich/fix-auth", status="pending", answer="")
+    decided = answer(call(), nameless, 0)
+    assert isinstance(decided, Launched) and decided.worker is None
 
 
 ZERO_USAGE = {
@@ -282,65 +290,73 @@ ZERO_USAGE = {
 
 
 def test_completed_shared() -> None:
-    decided, tracked = answer(call(started=1000), opened("answered", "All done."), 4000)
-    assert not tracked and set(decided) == {"result"}
-    result = decided["result"]
-    text = result.pop("content")[0]["text"]
-    assert result == {
+    decided = answer(call(started=1000), opened("answered", "All done."), 4000)
+    assert isinstance(decided, Completed)
+    report = AGENT["completed.shared"].format(answer="All done.", label="Fix auth", path="/srv/lich/fix-auth")
+    assert decided.report == report
+    assert decided.result == {
         "status": "completed",
         "agentId": "fix-auth",
+        "content": [{"type": "text", "text": report}],
         "totalToolUseCount": 0,
         "totalDurationMs": 3000,
         "totalTokens": 0,
         "usage": ZERO_USAGE,
         "prompt": "Fix the login form",
     }
-    assert text.startswith("All done.\n\n")
-    assert "this same checkout" in text and "/srv/lich/fix-auth" in text and "send_to_session" in text
+    assert report.startswith("All done.\n\n")
+    assert "this same checkout" in report and "/srv/lich/fix-auth" in report and "send_to_session" in report
 
 
 def test_completed_isolated_carries_the_worktree() -> None:
     branch = "subagent/fix-the-auth-flow-ab12"
-    decided, _ = answer(call(branch, started=1000), opened("answered", "All done."), 4000)
-    result = decided["result"]
-    assert result["worktreePath"] == "/srv/lich/fix-auth"
-    assert result["worktreeBranch"] == branch
-    assert result["content"] == [{"type": "text", "text": result["content"][0]["text"]}]
-    assert branch in result["content"][0]["text"]
+    decided = answer(call(branch, started=1000), opened("answered", "All done."), 4000)
+    assert isinstance(decided, Completed)
+    report = AGENT["completed.isolated"].format(answer="All done.", label="Fix auth", branch=branch,
+                                                path="/srv/lich/fix-auth")
+    result = decided.result
+    assert result["content"] == [{"type": "text", "text": report}]
+    assert (result["worktreePath"], result["worktreeBranch"]) == ("/srv/lich/fix-auth", branch)
+    assert list(result)[-2:] == ["worktreePath", "worktreeBranch"]
+
+
+def test_a_clock_that_went_back_gives_a_duration_of_zero() -> None:
+    decided = answer(call(started=5000), opened("answered"), 4000)
+    assert isinstance(decided, Completed) and decided.result["totalDurationMs"] == 0
 
 
 def test_completed_usage_is_a_fresh_copy() -> None:
-    first, _ = answer(call(), opened("answered"), 2000)
-    first["result"]["usage"]["input_tokens"] = 99
-    second, _ = answer(call(), opened("answered"), 2000)
-    assert second["result"]["usage"] == ZERO_USAGE
+    decided = answer(call(), opened("answered"), 2000)
+    assert isinstance(decided, Completed)
+    decided.result["usage"]["input_tokens"] = 99
+    assert decided.result["usage"] == ZERO_USAGE
+    assert answer(call(), opened("answered"), 2000) == decided
 
 
 @pytest.mark.parametrize("status", ["unread", "undelivered"])
 def test_never_reached_denies(status: str) -> None:
-    decided, tracked = answer(call(), opened(status), 2000)
-    assert not tracked and set(decided) == {"deny"}
-    assert '"Fix auth"' in decided["deny"] and status in decided["deny"]
+    decided = answer(call(), opened(status), 2000)
+    assert decided == Deny(AGENT["deny.never_reached"].format(label="Fix auth", status=status), card="Fix auth")
 
 
 @pytest.mark.parametrize("status", ["stopped", "expired", "weird"])
 def test_an_unknown_status_denies_naming_the_card_and_its_branch(status: str) -> None:
-    shared, _ = answer(call(), opened(status), 2000)
-    assert set(shared) == {"deny"} and '"Fix auth"' in shared["deny"] and status in shared["deny"]
-    isolated, _ = answer(call("subagent/x-ab12"), opened(status), 2000)
-    assert "subagent/x-ab12" in isolated["deny"] and status in isolated["deny"]
+    shared = answer(call(), opened(status), 2000)
+    assert shared == Deny(AGENT["deny.unknown"].format(label="Fix auth", status=status), card="Fix auth")
+    isolated = answer(call("subagent/x-ab12"), opened(status), 2000)
+    text = AGENT["deny.unknown.isolated"].format(label="Fix auth", branch="subagent/x-ab12", status=status)
+    assert isolated == Deny(text, card="Fix auth")
 
 
 def test_the_answer_follows_the_prompt_language() -> None:
-    english, _ = answer(call(lang=None), opened("pending"), 0)
-    japanese, _ = answer(call(lang="ja"), opened("pending"), 0)
-    unknown, _ = answer(call(lang="xx"), opened("pending"), 0)
-    assert japanese["context"] != english["context"]
-    assert unknown["context"] == english["context"]
-    assert english["context"][0] == AGENT["context.shared"].format(label="Fix auth", path="/srv/lich/fix-auth")
+    english, japanese, unknown = (answer(call(lang=lang), opened("pending"), 0) for lang in (None, "ja", "xx"))
+    assert isinstance(english, Launched) and isinstance(japanese, Launched) and isinstance(unknown, Launched)
+    assert japanese.context != english.context
+    assert unknown.context == english.context
+    assert english.context == AGENT["context.shared"].format(label="Fix auth", path="/srv/lich/fix-auth")
     for literal in ("[lich]", "send_to_session", "SendMessage"):
-        assert literal in japanese["context"][0]
-    assert any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in japanese["context"][0])
+        assert literal in japanese.context
+    assert any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in japanese.context)
 
 
 # --- state ---------------------------------------------------------------------------------------------------------
