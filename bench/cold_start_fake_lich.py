@@ -23,13 +23,9 @@ from pathlib import Path
 
 from coldstart import Case, measure, report
 
-import simulator
-import simulator.lich.goflags
-import simulator.lich.model
-import simulator.lich.program
 from simulator.lich import install as real_processes
-from simulator.lich.model import LichScript, OpenScript
 from simulator.lich.program import STATE_ENV, create_state
+from simulator.lich.scripts import LichScript, OpenScript
 
 
 def fake_lich_program() -> str:
@@ -46,9 +42,10 @@ def interpreter_of(program: str) -> str:
 
 
 def compile_modules() -> None:
-    """Byte-compile what fake-lich imports from this project, where the import system looks for it."""
-    for module in (simulator, simulator.lich.program, simulator.lich.goflags, simulator.lich.model):
-        source = module.__file__
+    """Byte-compile what fake-lich imports from this project (all imported here), where the import system looks."""
+    ours = [name for name in sys.modules if name == "simulator" or name.startswith("simulator.lich")]
+    for name in ours:
+        source = sys.modules[name].__file__
         if source is not None:
             py_compile.compile(source, cfile=importlib.util.cache_from_source(source), doraise=True)
 
@@ -67,7 +64,7 @@ def main(argv: Sequence[str]) -> int:
                            env=env, stdout=subprocess.DEVNULL, check=True)
         cases = {
             "python -c pass": Case([python, "-c", "pass"], env),
-            "fake-lich version (no state)": Case([program, "version"], bare),
+            "fake-lich help (no state)": Case([program, "help"], bare),
             "fake-lich sessions --json": Case([program, "sessions", "--json"], env),
             "fake-lich open … --json": Case([program, "open", "--kind", "claude", "--subagent", "--prompt", "t",
                                              "--json"], env),

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.lich.install import fake_lich_program
-from simulator.lich.model import LichScript
 from simulator.lich.program import create_state
+from simulator.lich.scripts import LichScript
 
 # Logs every argv (fields end in US, a call in RS US), then hands the call to fake-lich.
 _LOGGING_WRAPPER = """#!/bin/sh

@@ -107,7 +107,7 @@ def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
 
     from simulator.clock import VirtualEventLoop
     from simulator.host.chain import AbortSignal
-    from simulator.lich.model import LichWorld
+    from simulator.lich.world import LichWorld
     from simulator.scenario.replay import lich_script
 
     scenario = scratch(HANG)

@@ -1,7 +1,7 @@
-"""``fake-lich``: the fake lich of :mod:`simulator.lich.model` as a real program, its state kept in a directory.
+"""``fake-lich``: the fake lich of :mod:`simulator.lich.world` as a real program, its state kept in a directory.
 
 Every invocation answers one lich command line by handing it to :meth:`LichWorld.run`, so flags,
-usage errors and unknown commands behave exactly as the model says (one ``lich: …`` line on stderr
+usage errors and unknown commands behave exactly as :mod:`simulator.lich.commands` says (one ``lich: …`` line on stderr
 and exit 1 for a refusal).
 
 The environment it reads:
@@ -28,19 +28,20 @@ A call the script makes hang saves the world, forks a child (the work it is stuc
 prints what it has and sleeps until it is killed; the child leaves when its parent is gone.
 
 This module is imported on every lich call: it imports only the standard library it needs and the
-model, never the replay machinery.
+fake lich, never the replay machinery; ``json`` and ``fcntl`` only once a call has a state to read
+(a call with no lich running needs neither, and they are most of its start-up).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
 import sys
 import time
 
-from simulator.lich.model import CALL_MS, LichRun, LichScript, LichWorld
+from simulator.lich.output import CALL_MS, LichRun
+from simulator.lich.scripts import LichScript
+from simulator.lich.world import LichWorld
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of every call)
 if TYPE_CHECKING:
@@ -81,13 +82,13 @@ def _wall_ms() -> int:
 
 
 def _dump(value: object) -> str:
+    import json
+
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _world_body(state: State) -> str:
-    body = state.world.to_json()
-    del body["script"]
-    return _dump({"created_ms": state.created_ms, **body})
+    return _dump({"created_ms": state.created_ms, **state.world.changes_to_json()})
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -129,6 +130,8 @@ def _load(directory: str) -> tuple[State, str | None]:
     world_text = _read(os.path.join(directory, WORLD_FILE))
     if script_text is None:
         raise StateError(f"no fake lich state in {directory}")
+    import json
+
     try:
         script = json.loads(script_text)
         saved: dict[str, Any] = json.loads(world_text) if world_text is not None else {}
@@ -144,6 +147,8 @@ def _load(directory: str) -> tuple[State, str | None]:
 
 def transact(directory: str, work: Callable[[State], T]) -> T:
     """Run ``work`` on the state with the directory locked, and save the world if it changed."""
+    import fcntl
+
     try:
         lock = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:

@@ -9,7 +9,7 @@ in a scratch repository built from the scenario's ``session.git``. Time stays vi
   how long its call takes on that clock and whether it hangs (``FAKE_LICH_REPORT_FD``). The executor
   starts the process and reads that report before it yields, as the in-process mode runs the model
   before it yields; then it waits that long on the virtual clock exactly as
-  :class:`~simulator.host.process_run.VirtualExecutor` does. So the world changes, and timers are set, in
+  :class:`~simulator.runners.virtual.VirtualExecutor` does. So the world changes, and timers are set, in
   the same order in both modes, which is what keeps the order of same-instant events alike.
 - the rest of the process (a real sleep, its output, its exit) is collected through
   :meth:`VirtualEventLoop.run_real`, in a thread: the virtual clock stands still until it is in,
@@ -47,7 +47,7 @@ from simulator.clock import VirtualEventLoop
 from simulator.host.chain import AbortSignal
 from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
 from simulator.lich.install import SetupError, alive, fake_lich_program
-from simulator.lich.model import CALL_MS, LichWorld, Note
+from simulator.lich.output import CALL_MS, Note
 from simulator.lich.program import (
     ARGV0_ENV,
     NOW_ENV,
@@ -57,9 +57,10 @@ from simulator.lich.program import (
     create_state,
     transact,
 )
+from simulator.lich.world import LichWorld
 from simulator.runners.virtual import GIT_MS, GitScript
 from simulator.scenario.reader import Scenario
-from simulator.scenario.replay import Replay, replay
+from simulator.scenario.replay import Replay, git_script, replay
 
 __all__ = ["ProcessExecutor", "ProcessRuns", "SetupError", "alive", "comparable", "replay_processes"]
 
@@ -106,8 +107,8 @@ class ProcessExecutor:
         self.loop = loop
         self.program = program
         self.real_sleep = real_sleep
-        self.git = scenario.git
-        self.lich_installed = scenario.lich_installed
+        self.git = git_script(scenario)
+        self.lich_installed = scenario.lich.installed
         self.hung: list[HungRun] = []
         scratch.mkdir(parents=True)
         self.scratch = scratch
@@ -117,9 +118,6 @@ class ProcessExecutor:
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen[bytes]] = set()
         self._closed = False
-
-    def _now(self) -> int:
-        return round(self.loop.time() * 1000)
 
     # -- the Executor protocol -----------------------------------------------------------------------
 
@@ -169,7 +167,7 @@ class ProcessExecutor:
     def _start_lich(self, argv: list[str], env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], int, bool]:
         """Start fake-lich for ``argv`` and read its report: the process, its virtual ms, whether it hangs."""
         child_env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
-        child_env |= {**env, STATE_ENV: self.state, NOW_ENV: str(self._now()), ARGV0_ENV: argv[0]}
+        child_env |= {**env, STATE_ENV: self.state, NOW_ENV: str(self.loop.now_ms()), ARGV0_ENV: argv[0]}
         if self.real_sleep:
             child_env[REAL_SLEEP_ENV] = "1"
         read_end, write_end = os.pipe()

@@ -345,7 +345,7 @@ LICH = Record(
     [
         Field("installed", Bool(), "false: `$LICH_BIN` does not exist, so every lich run fails to start. "
               "Default true.", default=_LICH.installed),
-        Field("running", Bool(), "false: no lich is running; every command but version and help fails. "
+        Field("running", Bool(), "false: no lich is running; every command but help fails. "
               "Default true.", default=_LICH.running),
         Field("subagent", Bool(), "false: a lich from before subagent support (no `--subagent`, no `control`). "
               "Default true.", default=_LICH.subagent),

@@ -22,7 +22,7 @@ from claude_driver.runs import run_print, run_validate
 from claude_driver.sandbox import Sandbox
 from claude_driver.tui import Tui
 from simulator.lich.install import SetupError
-from simulator.lich.model import LichScript, OpenScript
+from simulator.lich.scripts import LichScript, OpenScript
 
 pytestmark = pytest.mark.e2e
 

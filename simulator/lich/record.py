@@ -1,0 +1,132 @@
+"""Record classes for the fake lich, made without ``dataclasses`` (``fake-lich`` imports them on every call).
+
+``dataclasses`` (which imports ``inspect``), ``typing`` and the code a dataclass decorator generates
+and compiles would cost every lich call milliseconds. A class deriving straight from :class:`Value`
+(immutable) or :class:`Record` (mutable) gets what a dataclass gives, as far as this package uses it:
+
+- its **fields** are the names its own class body annotates, in order; a value assigned there is that
+  field's default (the order of the constructor's parameters, of the repr and of :func:`plain`);
+- one shared ``__init__`` taking the fields by position or keyword, then calling ``__post_init__``
+  when the class has one; a call that does not fit raises the ``TypeError`` Python would;
+- ``repr()`` as ``Name(field=value, …)``;
+- a :class:`Value` equals another of its class with equal fields, hashes by them, and refuses
+  assignment after ``__init__``; a :class:`Record` is compared by identity.
+
+Nothing is generated per class: ``__init__`` checks the arguments against the class's field names
+and installs them as the instance's ``__dict__`` in one step, so a class costs no more to define than
+a plain one, and a record no more to build than a few dict operations. (No ``__slots__``: with them,
+every field would have to be set one by one.) The type checker sees both bases as
+``dataclass_transform`` s, so each record's constructor is checked. A record class is not meant to be
+subclassed again (the subclass's fields would be its own only).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, NoReturn, dataclass_transform
+else:
+    def dataclass_transform(**_options: object) -> object:
+        """For the type checker only: at run time the base classes below stay as they are."""
+        return lambda cls: cls
+
+__all__ = ["Record", "Value", "plain"]
+
+_set = object.__setattr__
+
+
+class _Fields:
+    """What Value and Record share: the fields read from the class body, ``__init__`` and ``repr``."""
+
+    if TYPE_CHECKING:
+        _fields: ClassVar[tuple[str, ...]]
+        _field_set: ClassVar[frozenset[str]]
+        _defaults: ClassVar[dict[str, object]]
+        _post_init: ClassVar[Any]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        own = cls.__dict__
+        cls._fields = tuple(own.get("__annotations__", ()))  # its own annotations, in order
+        cls._field_set = frozenset(cls._fields)
+        cls._defaults = {name: own[name] for name in cls._fields if name in own}
+        cls._post_init = own.get("__post_init__")
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        cls = type(self)
+        fields = cls._fields
+        values = cls._defaults.copy()
+        if args:
+            if len(args) > len(fields) or not kwargs.keys().isdisjoint(fields[:len(args)]):
+                _refuse(cls, args, kwargs)
+            values.update(zip(fields, args, strict=False))
+        values.update(kwargs)
+        if len(values) != len(fields) or not values.keys() <= cls._field_set:
+            _refuse(cls, args, kwargs)
+        _set(self, "__dict__", values)
+        if cls._post_init is not None:
+            cls._post_init(self)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({fields})"
+
+
+def _refuse(cls: type[_Fields], args: tuple[object, ...], kwargs: dict[str, object]) -> NoReturn:
+    """The TypeError Python would raise for a call that does not fit the record's fields."""
+    name, fields = cls.__name__, cls._fields
+    if len(args) > len(fields):
+        raise TypeError(f"{name}() takes {len(fields)} arguments but {len(args)} were given")
+    for field in fields[:len(args)]:
+        if field in kwargs:
+            raise TypeError(f"{name}() got multiple values for argument {field!r}")
+    for key in kwargs:
+        if key not in cls._field_set:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+    missing = [field for field in fields[len(args):] if field not in kwargs and field not in cls._defaults]
+    raise TypeError(f"{name}() missing required argument {missing[0]!r}")
+
+
+@dataclass_transform(frozen_default=True)
+class Value(_Fields):
+    """An immutable record (a frozen dataclass): equal and hashed by its fields."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a {type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a {type(self).__name__} is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        values = self.__dict__
+        return hash(tuple(values[name] for name in self._fields))
+
+
+@dataclass_transform(eq_default=False)
+class Record(_Fields):
+    """A mutable record: fields set freely, compared by identity."""
+
+
+_SCALARS = frozenset({str, int, bool, float, type(None)})
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON values: a record as the dict of its fields in order (``asdict``), a tuple as a list."""
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, _Fields):
+        out = {}
+        for name in value._fields:
+            item = getattr(value, name)
+            out[name] = item if type(item) in _SCALARS else plain(item)
+        return out
+    if isinstance(value, (tuple, list)):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
