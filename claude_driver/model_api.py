@@ -65,6 +65,7 @@ class ToolUse:
     input: Mapping[str, Any]
     id: str = field(default_factory=lambda: f"toolu_fake_{uuid.uuid4().hex[:20]}")
     text: str | None = None
+    parallel: tuple[ToolUse, ...] = ()  # more tool calls in the same reply, after this one
 
 
 Reply = Text | ToolUse | str
@@ -373,7 +374,8 @@ def _content(reply: Text | ToolUse) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
-    blocks.append({"type": "tool_use", "id": reply.id, "name": reply.name, "input": dict(reply.input)})
+    for call in (reply, *reply.parallel):
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.input)})
     return blocks
 
 

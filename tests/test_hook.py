@@ -836,8 +836,10 @@ def test_the_hook_imports_only_what_its_event_needs(env: dict[str, str], project
         assert heavy not in loaded, heavy
 
 
-def test_hooks_json_runs_the_launcher_for_the_events_it_handles() -> None:
-    config = json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+def test_the_command_hooks_file_runs_the_launcher_for_the_events_it_handles() -> None:
+    """``hooks/command-hooks.json``: the entries to copy into a hooks file of one's own (the plugin installs
+    the module instead: docs/claude-code-plugin.md)."""
+    config = json.loads((ROOT / "hooks" / "command-hooks.json").read_text(encoding="utf-8"))["hooks"]
     assert set(config) == {"SessionStart", "PreToolUse"}
     assert sorted(entry["matcher"] for entry in config["PreToolUse"]) == ["Agent", "TaskStop"]
     for entries in config.values():

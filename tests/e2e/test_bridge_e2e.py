@@ -1,0 +1,473 @@
+"""The plugin's module in the real Claude Code: ``agent_cards.mod`` through the bridge, interactive, offline.
+
+The repository is the plugin (``--plugin-dir``); its hooks file installs ``hooks/agent-cards.js``, which
+starts the session host. The fake Messages API scripts the model; the logging fake lich stands behind
+LICH_BIN. No fixed sleeps: every wait is on the screen, the model's requests or the lich log. Each run
+prints its wall time (``[e2e timing]``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cards.texts import person_text
+from claude_driver.lich_log import LoggedLich
+from claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
+from claude_driver.runs import run_validate
+from claude_driver.sandbox import Sandbox
+from claude_driver.tui import Tui
+from simulator.lich.install import SetupError
+from simulator.lich.scripts import LichScript, OpenScript, Report
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
+
+ModelFactory = Callable[..., ScriptedModel]
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIGGER = "E2E-TRIGGER: please delegate this to a subagent."
+LAUNCHED = "Async agent launched successfully"
+WORKER = "session-2-9f81"  # the fake lich's first worker: label "Session 2"
+ONE = person_text("footer.workers.one")
+DEFAULT = ["--permission-mode", "default"]
+
+
+class FakeLich(LoggedLich):
+    def env(self, **more: str) -> dict[str, str]:
+        return {
+            "AGENT_CARDS_BRIDGE_LOG": str(self.log.parent / "bridge.jsonl"),
+            "LICH_BIN": str(self.bin),
+            "LICH_SESSION_ID": "3c4d",
+            "LICH_SUBAGENT_DEPTH": "0",
+            "LICH_PROMPT_LANG": "en",
+            "FAKE_LICH_STATE": str(self.state),
+            **more,
+        }
+
+    def wait_calls(self, predicate: Callable[[list[list[str]]], bool], timeout: float = 30.0) -> list[list[str]]:
+        deadline = time.monotonic() + timeout
+        while not predicate(calls := self.calls()):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"lich calls: {calls}")
+            time.sleep(0.1)
+        return calls
+
+
+@pytest.fixture
+def fake_lich(tmp_path: Path, sandbox: Sandbox) -> FakeLich:
+    try:
+        logged = LoggedLich.install(tmp_path / "lich", LichScript(checkout=str(sandbox.project)))
+    except SetupError as error:
+        pytest.skip(str(error))
+    return FakeLich(logged.bin, logged.state, logged.log)
+
+
+@pytest.fixture
+def timings(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
+    lines: list[str] = []
+    yield lines
+    with capsys.disabled():
+        for line in lines:
+            print(f"\n[e2e timing] {line}")
+
+
+def agent_call(description: str, prompt: str, **more: Any) -> ToolUse:
+    return ToolUse("Agent", {"description": description, "prompt": prompt, "subagent_type": "general-purpose",
+                             **more}, text=f"Delegating: {description}.")
+
+
+def result_for(model: ScriptedModel, call: ToolUse) -> dict[str, Any]:
+    for request in model.main_requests:
+        found = [r for r in tool_results(request) if r.get("tool_use_id") == call.id]
+        if found:
+            return found[0]
+    raise AssertionError(f"no tool_result for {call.name} {call.id}")
+
+
+def answered(call: ToolUse) -> Callable[[ScriptedModel], bool]:
+    def has(model: ScriptedModel) -> bool:
+        return any(r.get("tool_use_id") == call.id for q in model.main_requests for r in tool_results(q))
+
+    return has
+
+
+def open_argv(prompt: str) -> list[str]:
+    return ["open", "--kind", "claude", "--subagent", "--prompt", prompt, "--json"]
+
+
+def hosts(sandbox: Sandbox) -> list[int]:
+    """The session hosts (python … agent_cards.bridge) running for this sandbox's CLI."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"agent_cards.bridge" in cmdline and str(sandbox.home).encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_plugin_validates_strictly(claude: Path, tmp_path: Path, timings: list[str]) -> None:
+    run = run_validate(claude, ROOT, tmp_path / "validate-home")
+    timings.append(f"claude plugin validate: {run.elapsed:.2f}s")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "./agent-cards.js hooks: session.start, tool.call{tool=Agent}, tool.call{tool=TaskStop}" in run.stdout
+
+
+def test_a_general_purpose_call_is_taken_counted_and_stopped(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    """The open's argv; async_launched with lich's agentId; the footer; TaskStop closes the worker."""
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    stop = ToolUse("TaskStop", {"task_id": WORKER}, text="Stopping that worker.")
+    model = fake_api([general, "Launched.", stop, "Stopped."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        ready = time.monotonic() - start
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        tui.wait_for(re.escape(ONE), 30)
+        assert hosts(sandbox), "one session host runs"
+        tui.wait_idle(30)
+        tui.type("Stop that worker now.")
+        assert model.wait_until(answered(stop), 60), tui.screen()
+        screen = tui.wait_idle(30)
+        deadline = time.monotonic() + 15
+        while ONE in tui.screen() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        footer_after = tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: taken, counted, stopped: {time.monotonic() - start:.2f}s (ready {ready:.2f}s)")
+    print(screen)
+    assert status == 0
+    assert fake_lich.calls() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
+    launched = result_for(model, general)
+    assert not launched.get("is_error")
+    text = text_of(launched["content"])
+    assert LAUNCHED in text and f"agentId: {WORKER}" in text, text
+    assert not model.subagent_requests  # no native subagent ran
+    stopped = result_for(model, stop)
+    assert not stopped.get("is_error"), stopped
+    body = json.loads(text_of(stopped["content"]))
+    assert body["task_id"] == WORKER and body["task_type"] == "local_agent", body
+    assert body["message"].startswith(f"Successfully stopped task: {WORKER}")
+    assert ONE not in footer_after
+    assert hosts(sandbox) == []  # the host left with the CLI
+
+
+def test_the_poll_ends_the_count(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    """The worker reports and lich closes it: the next 5 s read of ``sessions --json`` clears the footer."""
+    fake_lich.restart(LichScript(checkout=str(sandbox.project),
+                                 default_open=OpenScript(report=Report(after_ms=1500, text="All fixed."))))
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Launched."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        tui.wait_for(re.escape(ONE), 60)
+        shown = time.monotonic()
+        fake_lich.wait_calls(lambda calls: ["sessions", "--json"] in calls, 30)
+        deadline = time.monotonic() + 30
+        while ONE in tui.screen():
+            assert time.monotonic() < deadline, tui.screen()
+            time.sleep(0.2)
+        cleared = time.monotonic() - shown
+        status = tui.exit()
+    timings.append(f"interactive: the poll cleared the footer {cleared:.1f}s after it showed "
+                   f"({time.monotonic() - start:.2f}s in all)")
+    assert status == 0
+    calls = fake_lich.calls()
+    assert calls[0] == open_argv("Fix the auth flow in src/auth.")
+    assert set(map(tuple, calls[1:])) == {("sessions", "--json")}
+
+
+def bridge_log(lich: FakeLich) -> list[dict[str, Any]]:
+    path = lich.log.parent / "bridge.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def kill_hosts(sandbox: Sandbox, sig: int = signal.SIGKILL) -> list[int]:
+    found = hosts(sandbox)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+    return found
+
+
+def wait_hosts(sandbox: Sandbox, timeout: float = 20.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while not (found := hosts(sandbox)):
+        if time.monotonic() >= deadline:
+            raise TimeoutError("no session host started")
+        time.sleep(0.1)
+    return found
+
+
+def ask_rule(sandbox: Sandbox) -> None:
+    folder = sandbox.project / ".claude"
+    folder.mkdir(exist_ok=True)
+    (folder / "settings.local.json").write_text(json.dumps({"permissions": {"ask": ["Agent"]}}), encoding="utf-8")
+
+
+def test_an_isolated_call_opens_on_its_branch_from_this_one(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    isolated = agent_call("Refactor the parser", "Refactor the parser module.", isolation="worktree")
+    model = fake_api([isolated, "Launched."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(isolated), 60), tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: isolated call: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    [argv] = fake_lich.calls()
+    suffix = isolated.id[-4:]
+    branch = f"subagent/refactor-the-parser-{suffix}"
+    assert argv[:6] == ["open", "--kind", "claude", "--subagent", "--worktree", branch]
+    assert argv[6:8] == ["--base", "main"]
+    assert LAUNCHED in text_of(result_for(model, isolated)["content"])
+
+
+def test_oversize_toast_comes_before_the_card_and_no_runs_nothing(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    """An ask rule puts every Agent call to the person. The size toast shows before the card (the mod
+    decides at tool.call, before the permission check); the person's "no" leaves lich untouched."""
+    ask_rule(sandbox)
+    big = agent_call("Summarise the logs", "y" * 9000)
+    refused = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([big, "Ran it natively.", refused, "Understood."], subagent_replies=["Summary."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        tui.wait_for(r"Do you want to proceed\?", 60)
+        steps = bridge_log(fake_lich)
+        while "Do you want to proceed?" in tui.screen():  # 1. Yes: the native agent runs
+            tui.key("Enter")
+            assert model.wait_until(answered(big), 2) or "Do you want" in tui.screen() or True
+        # The native agent's end starts a turn by itself, whose reply is the next call: a card again.
+        tui.wait_for(r'Agent "Summarise the logs" finished', 60)
+        assert model.wait_until(answered(big), 60), tui.screen()
+        tui.wait_for(r"Do you want to proceed\?", 60)
+        tui.key("Escape")  # no
+        tui.wait_for(r"Interrupted", 30)
+        status = tui.exit()
+    timings.append(f"interactive: oversize toast, yes, then no: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    # The toast went to the engine with the answer that asked for next(e), so before the card existed.
+    first = steps[0]
+    assert (first["op"], first["kind"]) == ("event", "next"), steps
+    assert [list(x) for x in first["effects"]] == [["toast"]], steps
+    assert fake_lich.calls() == []
+    assert model.subagent_requests  # the oversize call ran natively
+    assert LAUNCHED in text_of(result_for(model, big)["content"])
+
+
+def test_two_parallel_calls_each_open_at_once(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(ms=2000)))
+    second = agent_call("Write the docs", "Write the docs for src/auth.")
+    first = ToolUse("Agent", {"description": "Fix the auth flow", "prompt": "Fix the auth flow in src/auth.",
+                              "subagent_type": "general-purpose"}, text="Two at once.", parallel=(second,))
+    model = fake_api([first, "Both launched."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(FAKE_LICH_REAL_SLEEP="1"),
+             extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(lambda m: answered(first)(m) and answered(second)(m), 60), tui.screen()
+        tui.wait_for(re.escape(person_text("footer.workers.many", count=2)), 30)
+        status = tui.exit()
+    elapsed = time.monotonic() - start
+    timings.append(f"interactive: two parallel calls (2 s opens): {elapsed:.2f}s")
+    assert status == 0
+    assert sorted(c[5] for c in fake_lich.calls()) == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    ids = {text_of(result_for(model, c)["content"]).split("agentId: ")[1].split()[0] for c in (first, second)}
+    assert len(ids) == 2
+
+
+def test_esc_during_the_open_leaves_a_worker_the_footer_counts(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    """Esc while lich open runs: the engine rejects the call; the open, run by the session host in a
+    session of its own, is not cut off, so lich has the worker and the mod counts it (TaskStop reaches it)."""
+    fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(ms=4000)))
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    stop = ToolUse("TaskStop", {"task_id": WORKER}, text="Stopping it.")
+    model = fake_api([general, stop, "Stopped."])  # Esc ends the turn: no request until the person types
+    start = time.monotonic()
+    debug = ["--debug-file", str(fake_lich.log.parent / "debug.log")] if os.environ.get("BRIDGE_DEBUG") else []
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(FAKE_LICH_REAL_SLEEP="1"),
+             extra_args=[*DEFAULT, *debug]) as tui:
+        tui.type(TRIGGER)
+        try:
+            fake_lich.wait_calls(lambda calls: len(calls) == 1, 60)
+        except TimeoutError:
+            raise AssertionError(tui.screen()) from None
+        pressed = time.monotonic()
+        tui.key("Escape")
+        tui.wait_for("Interrupted", 30)
+        tui.wait_for(re.escape(ONE), 30)
+        counted = time.monotonic() - pressed
+        [worker] = list(json.loads((fake_lich.state / "world.json").read_text())["sessions"])
+        tui.type("Stop the worker you opened.")
+        assert model.wait_until(answered(stop), 60), tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: Esc mid-open, counted {counted:.1f}s after Esc: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    rejected = result_for(model, general)
+    assert rejected.get("is_error") is True
+    assert "The user doesn't want to proceed" in text_of(rejected["content"])
+    assert worker["name"] == WORKER and worker["status"] == "pending"
+    assert fake_lich.calls() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
+    assert not model.subagent_requests
+
+
+def test_a_host_killed_between_events_is_started_again_with_its_state(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    stop = ToolUse("TaskStop", {"task_id": WORKER}, text="Stopping it.")
+    model = fake_api([general, "Launched.", stop, "Stopped."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        tui.wait_for(re.escape(ONE), 60)
+        tui.wait_idle(30)
+        killed = kill_hosts(sandbox)
+        assert killed
+        tui.type("Stop that worker now.")
+        assert model.wait_until(answered(stop), 60), tui.screen()
+        again = hosts(sandbox)
+        status = tui.exit()
+    timings.append(f"interactive: host killed between events, TaskStop after: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert again and not set(again) & set(killed)
+    assert fake_lich.calls()[-1] == ["close", WORKER]
+    assert json.loads(text_of(result_for(model, stop)["content"]))["task_id"] == WORKER
+
+
+def test_a_hung_host_falls_back_to_the_native_agent(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Done."], subagent_replies=["Fixed natively."])
+    start = time.monotonic()
+    stopped: list[int] = []
+    try:
+        with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+            stopped = wait_hosts(sandbox)
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            asked = time.monotonic()
+            tui.type(TRIGGER)
+            assert model.wait_until(answered(general), 60), tui.screen()
+            waited = time.monotonic() - asked
+            tui.wait_for(r'Agent "Fix the auth flow" finished', 60)
+            status = tui.exit()
+    finally:
+        for pid in stopped:
+            for sig in (signal.SIGKILL, signal.SIGCONT):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+    timings.append(f"interactive: hung host, native after {waited:.1f}s: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert fake_lich.calls() == []
+    assert model.subagent_requests
+    assert LAUNCHED in text_of(result_for(model, general)["content"])
+
+
+def test_a_host_killed_mid_open_runs_nothing_twice(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(ms=3000)))
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Understood."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(FAKE_LICH_REAL_SLEEP="1"),
+             extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        fake_lich.wait_calls(lambda calls: len(calls) == 1, 60)
+        kill_hosts(sandbox)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: host killed mid-open: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    denied = result_for(model, general)
+    assert denied.get("is_error") is True
+    assert "lich may already have the task" in text_of(denied["content"])
+    assert not model.subagent_requests
+
+
+def test_a_missing_python_is_a_toast_and_the_agent_runs_natively(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Done."], subagent_replies=["Fixed natively."])
+    missing = str(sandbox.root / "no-such-python")
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(AGENT_CARDS_PYTHON=missing),
+             extra_args=DEFAULT) as tui:
+        tui.wait_for(r"agent cards could not start Python", 30)
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        tui.wait_for(r'Agent "Fix the auth flow" finished', 60)
+        status = tui.exit()
+    timings.append(f"interactive: missing Python: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert fake_lich.calls() == []
+    assert model.subagent_requests
+
+
+def test_a_reloaded_module_takes_the_next_call(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, tmp_path: Path, timings: list[str]
+) -> None:
+    plugin = tmp_path / "plugin"
+    (plugin / "hooks").mkdir(parents=True)
+    shutil.copytree(ROOT / ".claude-plugin", plugin / ".claude-plugin")
+    shutil.copy(ROOT / "hooks" / "hooks.json", plugin / "hooks" / "hooks.json")
+    module = plugin / "hooks" / "agent-cards.js"
+    shutil.copy(ROOT / "hooks" / "agent-cards.js", module)
+    (plugin / "agent_cards").symlink_to(ROOT / "agent_cards")
+    first = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    second = agent_call("Write the docs", "Write the docs for src/auth.")
+    model = fake_api([first, "Launched.", second, "Launched again."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [plugin], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(first), 60), tui.screen()
+        tui.wait_idle(30)
+        before = wait_hosts(sandbox)
+        module.write_text(module.read_text(encoding="utf-8") + "// reloaded\n", encoding="utf-8")
+        tui.type("/reload-plugins")
+        deadline = time.monotonic() + 30
+        while set(hosts(sandbox)) & set(before) or not hosts(sandbox):
+            assert time.monotonic() < deadline, tui.screen()
+            time.sleep(0.2)
+        tui.wait_idle(30)
+        tui.type("Now write the docs.")
+        assert model.wait_until(answered(second), 60), tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: reload, then a call: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert [c[5] for c in fake_lich.calls()] == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    assert LAUNCHED in text_of(result_for(model, second)["content"])

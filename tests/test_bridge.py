@@ -1,0 +1,335 @@
+"""The session host (``agent_cards.bridge``) driven by a fake module: the JS half's protocol, played in Python.
+
+Each test starts the host as the module does (``python -I -S -c BOOT``, the boot object on stdin), reads its
+stdout lines and speaks to its socket. Behind ``LICH_BIN`` is the logging fake lich.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cards import bridge
+from agent_cards.texts import person_text
+from claude_driver.lich_log import LoggedLich
+from simulator.lich.install import SetupError
+from simulator.lich.scripts import LichScript, OpenScript
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKER = "session-2-9f81"
+
+
+class FakeModule:
+    """The JS half: starts the host, keeps what it says on stdout, posts steps and plays ``next``."""
+
+    def __init__(self, env: dict[str, str], boot: dict[str, Any], extra_env: dict[str, str] | None = None) -> None:
+        child_env = {"PATH": os.environ.get("PATH", ""), "CLAUDE_PLUGIN_ROOT": str(ROOT), **(extra_env or {})}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", bridge.BOOT],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env,
+        )
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"env": env, **boot}).encode())
+        self.proc.stdin.close()
+        self.lines: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.hello = self.wait_line(lambda m: "hello" in m or "fatal" in m)
+        self.serial = 0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            with self._cond:
+                self.lines.append(json.loads(raw))
+                self._cond.notify_all()
+
+    def wait_line(self, predicate: Any, timeout: float = 20.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = [m for m in self.lines if predicate(m)]
+                if found:
+                    return found[-1]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no such line; got {self.lines}")
+                self._cond.wait(left)
+
+    @property
+    def state(self) -> Any:
+        states = [m["state"] for m in self.lines if "state" in m]
+        return states[-1] if states else None
+
+    def post(self, body: Any, token: str | None = None, path: str = "/step") -> tuple[int, Any]:
+        data = json.dumps(body).encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nhost: agent-cards.invalid\r\ncontent-type: application/json\r\n"
+            f"authorization: Bearer {self.hello['token'] if token is None else token}\r\n"
+            f"content-length: {len(data)}\r\nconnection: close\r\n\r\n"
+        ).encode()
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(10)
+            sock.connect(self.hello["socket"])
+            sock.sendall(head + data)
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        raw = b"".join(chunks)
+        header, _, payload = raw.partition(b"\r\n\r\n")
+        return int(header.split()[1]), json.loads(payload)
+
+    def dispatch(self, hook: int, e: dict[str, Any], beneath: Any, event: str = "tool.call") -> dict[str, Any]:
+        """One event to its end; ``beneath(e)`` plays next(e). Returns the final answer (with all effects)."""
+        self.serial += 1
+        key = str(self.serial)
+        request: dict[str, Any] = {"op": "event", "id": key, "hook": hook, "e": e,
+                                   "origin": {"plugin": "engine", "tier": "core"}, "event": event}
+        effects: list[Any] = []
+        while True:
+            status, answer = self.post(request)
+            assert status == 200, answer
+            effects += answer.get("effects", [])
+            if answer["kind"] in ("done", "failed"):
+                return {**answer, "effects": effects}
+            if answer["kind"] == "next":
+                request = {"op": "resume", "id": key, "value": beneath(answer["e"])}
+            else:
+                request = {"op": "poll", "id": key}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+HOOKS = {r.event + (json.dumps(r.matcher) if r.matcher else ""): i for i, r in enumerate(bridge.registrations()[0])}
+AGENT = HOOKS['tool.call{"tool": "Agent"}']
+STOP = HOOKS['tool.call{"tool": "TaskStop"}']
+SPAWN = HOOKS["agent.spawn"]
+FOOTER = HOOKS['ui.render{"component": "SessionMode"}']
+START = [{"event": "session.start", "e": {"cwd": ".", "surface": "terminal", "isInteractive": True},
+          "result": {"cwd": "."}}]
+
+
+@pytest.fixture
+def lich(tmp_path: Path) -> LoggedLich:
+    try:
+        return LoggedLich.install(tmp_path / "lich", LichScript(checkout=str(tmp_path)))
+    except SetupError as error:
+        pytest.skip(str(error))
+
+
+def lich_env(lich: LoggedLich) -> dict[str, str]:
+    return {"LICH_BIN": str(lich.bin), "LICH_SESSION_ID": "3c4d", "LICH_SUBAGENT_DEPTH": "0", "LICH_PROMPT_LANG": "en"}
+
+
+@pytest.fixture
+def modules(lich: LoggedLich) -> Iterator[list[FakeModule]]:
+    started: list[FakeModule] = []
+    yield started
+    for module in started:
+        module.close()
+
+
+def start(modules: list[FakeModule], lich: LoggedLich, boot: dict[str, Any] | None = None,
+          extra: dict[str, str] | None = None) -> FakeModule:
+    module = FakeModule(lich_env(lich), {"events": START} if boot is None else boot,
+                        {**lich_env(lich), "FAKE_LICH_STATE": str(lich.state), **(extra or {})})
+    modules.append(module)
+    assert "hello" in module.hello, module.hello
+    return module
+
+
+def agent_e(prompt: str = "Fix the auth flow.", **more: Any) -> dict[str, Any]:
+    return {"tool": "Agent", "tool_use_id": "toolu_1", "description": "Fix auth", "prompt": prompt,
+            "subagent_type": "general-purpose", **more}
+
+
+def spawn_e(e: dict[str, Any]) -> dict[str, Any]:
+    return {"tool_use_id": e["tool_use_id"], "prompt": e["prompt"], "description": e["description"],
+            "subagentType": "general-purpose", "provider": {"plugin": "engine", "tier": "core"}, "background": True}
+
+
+def take(module: FakeModule, e: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """tool.call, whose next raises agent.spawn on the same host (as the engine does)."""
+    spawned: list[dict[str, Any]] = []
+
+    def beneath(passed: dict[str, Any]) -> Any:
+        answer = module.dispatch(SPAWN, spawn_e(passed), lambda _: {"model": "m", "agentId": "native"}, "agent.spawn")
+        spawned.append(answer)
+        return {"ref": 1, "result": "Error: Subagent spawn denied by a plugin: x", "isError": True}
+
+    return module.dispatch(AGENT, e, beneath), spawned[0]
+
+
+def test_hello_folder_and_token(modules: list[FakeModule], lich: LoggedLich) -> None:
+    module = start(modules, lich)
+    folder = Path(module.hello["socket"]).parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert len(module.hello["token"]) >= 40
+    assert module.hello["python"] == sys.executable
+    assert module.post({"op": "poll", "id": "x"}, token="wrong") == (403, {"error": "forbidden"})
+    assert module.post({"op": "poll", "id": "x"}, token="")[0] == 403
+    assert module.post({"op": "poll", "id": "x"}, path="/other")[0] == 404
+    assert module.state["interactive"] is True  # session.start was handed over at boot
+    module.close()
+    assert module.proc.returncode == 0
+    assert not folder.exists()
+
+
+def test_a_general_purpose_call_is_taken_and_counted(modules: list[FakeModule], lich: LoggedLich) -> None:
+    module = start(modules, lich)
+    answer, spawned = take(module, agent_e())
+    assert spawned["kind"] == "done" and "deny" in spawned["value"], spawned
+    assert answer["kind"] == "done"
+    result = answer["value"]["result"]
+    assert (result["status"], result["agentId"]) == ("async_launched", WORKER)
+    assert lich.calls() == [["open", "--kind", "claude", "--subagent", "--prompt", "Fix the auth flow.", "--json"]]
+    module.wait_line(lambda m: m.get("invalidate") == "ui.render")
+    assert [w["name"] for w in module.state["workers"]] == [WORKER]
+    footer = module.dispatch(FOOTER, {"component": "SessionMode", "props": {"modes": []}}, lambda e: e, "ui.render")
+    assert footer["value"]["props"]["modes"] == [person_text("footer.workers.one")]
+
+
+def test_the_oversize_toast_comes_with_the_answer_before_next(modules: list[FakeModule], lich: LoggedLich) -> None:
+    module = start(modules, lich)
+    seen: list[Any] = []
+    e = agent_e("x" * 9000)
+    module.serial += 1
+    _, answer = module.post({"op": "event", "id": "big", "hook": AGENT, "e": e,
+                                  "origin": {"plugin": "engine", "tier": "core"}, "event": "tool.call"})
+    seen.append(answer)
+    assert answer["kind"] == "next"  # passed on natively ...
+    assert [list(x) for x in answer["effects"]] == [["toast"]]  # ... with the toast to show first
+    assert "9000" in answer["effects"][0]["toast"]
+    _status, done = module.post({"op": "resume", "id": "big", "value": {"result": "native"}})
+    assert done == {"kind": "done", "value": {"result": "native"}, "effects": []}
+    assert lich.calls() == []
+
+
+def test_state_survives_a_new_host_and_task_stop_closes_the_worker(
+    modules: list[FakeModule], lich: LoggedLich
+) -> None:
+    first = start(modules, lich)
+    take(first, agent_e())
+    first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
+    kept = first.state
+    first.proc.kill()  # dies between events
+    first.proc.wait()
+    second = start(modules, lich, {"state": kept})
+    stop = second.dispatch(STOP, {"tool": "TaskStop", "tool_use_id": "t2", "task_id": WORKER},
+                           lambda e: pytest.fail("a worker's TaskStop never reaches Claude Code"))
+    assert stop["value"]["result"]["task_id"] == WORKER
+    assert stop["value"]["result"]["task_type"] == "local_agent"
+    assert lich.calls()[-1] == ["close", WORKER]
+    second.wait_line(lambda m: m.get("state", {}).get("workers") == [])
+
+
+def test_a_cancelled_dispatch_lets_its_open_finish_and_counts_the_worker(
+    modules: list[FakeModule], lich: LoggedLich
+) -> None:
+    """Esc: the module stops listening and tells the host; the open (run here) still ends, so the mod knows
+    the worker's name, and the footer counts it."""
+    lich.restart(LichScript(checkout="/x", default_open=OpenScript(ms=1500)))
+    module = start(modules, lich, extra={"FAKE_LICH_REAL_SLEEP": "1"})
+    e = agent_e()
+    _, first = module.post({"op": "event", "id": "c1", "hook": AGENT, "e": e,
+                                 "origin": {"plugin": "engine", "tier": "core"}, "event": "tool.call"})
+    assert first["kind"] == "next"
+    _, pending = module.post({"op": "event", "id": "s1", "hook": SPAWN, "e": spawn_e(e),
+                                   "origin": {"plugin": "engine", "tier": "core"}, "event": "agent.spawn"})
+    assert pending == {"kind": "pending", "busy": ["lich"], "effects": []}  # the open runs: said at once
+    # Esc: both dispatches are given up; the host hears it with the next request.
+    _status, other = module.post({"op": "poll", "id": "none", "cancel": ["c1", "s1"]})
+    assert other["kind"] == "failed"
+    module.wait_line(lambda m: bool(m.get("state", {}).get("workers")), timeout=20)
+    assert [c[0] for c in lich.calls()] == ["open"]
+
+
+def test_a_hook_that_fails_says_so(modules: list[FakeModule], lich: LoggedLich) -> None:
+    module = start(modules, lich)
+    answer = module.dispatch(AGENT, agent_e(), lambda e: {"no": "shape"})
+    assert answer["kind"] == "done"  # the mod passes what is beneath on unchanged
+    _, bad = module.post({"op": "event", "id": "b", "hook": 99, "e": {}})
+    assert bad["kind"] == "failed"
+    _, bad = module.post({"op": "resume", "id": "nobody", "value": {}})
+    assert bad == {"kind": "failed", "error": "no such dispatch", "calledNext": False}
+
+
+def test_a_python_too_old_says_how_old(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", bridge.BOOT.replace("(3, 11)", "(99, 0)")],
+        input=b"{}", capture_output=True, timeout=30, check=False,
+    )
+    assert done.returncode == 3
+    line = json.loads(done.stdout)
+    assert line["fatal"] == "old" and line["version"].startswith("3.")
+
+
+def test_stale_folders_of_dead_hosts_are_removed(tmp_path: Path) -> None:
+    dead = tmp_path / f"{bridge.FOLDER_PREFIX}999999999-abc"
+    dead.mkdir()
+    mine = Path(bridge.make_folder(str(tmp_path)))
+    assert not dead.exists()
+    assert mine.exists() and stat.S_IMODE(mine.stat().st_mode) == 0o700
+    bridge.prune(str(tmp_path))
+    assert mine.exists()  # this process is alive
+
+
+def test_matchers_follow_the_engine() -> None:
+    import re
+
+    assert bridge.matches({"tool": "Agent"}, {"tool": "Agent", "x": 1})
+    assert not bridge.matches({"n": 5}, {"n": "5"})
+    assert bridge.matches({"tool": ["One", "Two"]}, {"tool": "Two"})
+    assert bridge.matches({"opt": {"a": 1}}, {"opt": {"a": 1, "b": 2}})
+    assert not bridge.matches({"opt": {"a": 1}}, {})
+    assert bridge.matches({"tool": re.compile("^Rx")}, {"tool": "RxFoo"})
+    assert bridge.matches({"isInteractive": True}, {"isInteractive": True})
+    assert not bridge.matches({"isInteractive": True}, {"isInteractive": False})
+
+
+def test_the_committed_module_is_the_generated_one() -> None:
+    committed = (ROOT / "hooks" / "agent-cards.js").read_text(encoding="utf-8")
+    assert committed == bridge.js_module(), "regenerate: python -m agent_cards.bridge --js > hooks/agent-cards.js"
+
+
+def test_the_module_registers_every_hook_of_the_mod_and_reads_every_variable() -> None:
+    js = bridge.js_module()
+    for index, registration in enumerate(bridge.registrations()[0]):
+        if registration.event != "session.start":
+            assert f"on({json.dumps(registration.event)}, " in js
+            assert f"dispatch($, {index}, e, next))" in js
+    for name in ("LICH_BIN", "LICH_SESSION_ID", "LICH_SUBAGENT_CARDS", "LICH_SUBAGENT_DEPTH", "LICH_PROMPT_LANG"):
+        assert f'$.env.get("{name}")' in js
+    assert "$.env.get('AGENT_CARDS_PYTHON')" in js
+    assert "shell" not in js.lower()
+
+
+def test_the_plugin_installs_the_module_and_not_the_command_hook() -> None:
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    assert hooks["modules"] == ["./agent-cards.js"]
+    assert "hooks" not in hooks  # the command hook is for a hooks file of one's own (hooks/command-hooks.json)
+    classic = json.loads((ROOT / "hooks" / "command-hooks.json").read_text(encoding="utf-8"))
+    assert set(classic["hooks"]) == {"SessionStart", "PreToolUse"}
