@@ -26,10 +26,11 @@ Every answer comes within :data:`STEP_WAIT_S`: ``{"kind": "done", "value"}``, ``
 their ``next`` raises and their signal reads aborted, but a command already running is left to finish,
 so that what it did (a worker lich opened) is still known to the mod.
 
-stdout, one JSON object a line: ``{"hello": 1, "socket", "token", "python", "version", "pid"}`` once the
-mod is loaded and the socket listens; ``{"state": …}`` after each change of the mod's state (the module
-keeps the last one and hands it to a host it starts again); ``{"toast": text}`` and
-``{"invalidate": event}`` raised outside a dispatch (a timer). ``{"fatal": reason}`` when it cannot serve.
+stdout, one JSON object a line: ``{"hello": 1, "socket", "token", "python", "version", "pid", "texts"}`` once
+the mod is loaded and the socket listens (``texts``: the bridge's agent texts in the session's language);
+``{"state": …}`` after each change of the mod's state (the module keeps the last one and hands it to a host
+it starts again); ``{"toast": text}`` and ``{"invalidate": event}`` raised outside a dispatch (a timer).
+``{"fatal": reason}`` when it cannot serve.
 
 The mod's ``process.run`` runs here, in a session of its own, so that Esc (which cancels the module's
 pending ``$`` calls) does not cut a ``lich open`` off. Timers run here too. The socket lives in a fresh
@@ -55,7 +56,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_cards.engine import (
     DEFAULT_TIMEOUT_MS,
@@ -68,6 +69,10 @@ from agent_cards.engine import (
     error_reason,
 )
 from agent_cards.state import MemoryStore, ModState
+from agent_cards.texts import AGENT, PERSON, agent_text
+
+if TYPE_CHECKING:
+    from agent_cards.mod import AgentCards
 
 MIN_PYTHON = (3, 11)
 STEP_WAIT_S = 1.0  # an answer never waits longer than this: "pending" instead
@@ -81,26 +86,10 @@ STEP_LIMIT_MS = 5_000  # no answer to one fetch within this: the host hangs (the
 READY_LIMIT_MS = 10_000  # a host that has not said hello by then did not start
 BUSY_LIMIT_MS = 150_000  # a dispatch pending this long: given up (the longest command the mod runs is 120 s)
 
-# Texts of the bridge itself. PERSON: toasts the module shows; AGENT: what the model reads. English only;
-# {python} is the interpreter, {reason} why. (To be moved to the catalog, agent_cards.texts.)
-BRIDGE_PERSON = {
-    "bridge.no_python": (
-        "agent cards could not start Python ({python}: {reason}), so Agent calls run inside Claude Code this "
-        "session. Set AGENT_CARDS_PYTHON to a Python 3.11 or newer."
-    ),
-    "bridge.old_python": (
-        "agent cards needs Python 3.11 or newer and {python} is {reason}, so Agent calls run inside Claude "
-        "Code this session. Set AGENT_CARDS_PYTHON to a newer one."
-    ),
-    "bridge.failed": "agent cards stopped working for this call ({reason}); it ran inside Claude Code.",
-}
-BRIDGE_AGENT = {
-    "bridge.unsure": (
-        "This Agent call was not run: the agent cards bridge stopped while {program} was running for it, so "
-        "lich may already have the task. Look for the worker in lich before asking again; running it here "
-        "as well could do the work twice."
-    ),
-}
+# The bridge's own texts live in the catalog (agent_cards.texts): PERSON "bridge.*" (toasts, English), AGENT
+# "bridge.unsure" (the model reads it, in the session's language: the host hands it over in its hello).
+UNSURE = "bridge.unsure"
+
 
 # -- the engine's Protocols, served here ------------------------------------------------------------
 
@@ -306,7 +295,7 @@ class Registration:
     hook: Callable[[Any, Event, Any], Awaitable[HookResult | None]]
 
 
-def registrations(store: Any = None) -> tuple[list[Registration], object]:
+def registrations(store: Any = None) -> tuple[list[Registration], AgentCards]:
     """The mod's hooks, in the order its ``register(on)`` made them, and what ``register`` returned."""
     from agent_cards import register
 
@@ -411,14 +400,12 @@ class Session:
                     self.start_event(d, index, e, given)
 
     def resume(self) -> None:
-        """A host started again with workers in its state: the mod re-arms what only lived in memory
-        (its poll), when it offers a public ``resume(host)``."""
-        resume = getattr(self.mod, "resume", None)
-        if self.store.get().workers and callable(resume):
-            try:
-                resume(BridgeHost(self, None))
-            except Exception as error:
-                _log(f"resume failed: {error_reason(error)}")
+        """A host started with the state of one before it: the mod re-arms what only lived in memory
+        (its 5 s poll, when the state has workers)."""
+        try:
+            self.mod.resume(BridgeHost(self, None))
+        except Exception as error:
+            _log(f"resume failed: {error_reason(error)}")
 
     def cancel(self, ids: Sequence[Any]) -> None:
         for key in ids:
@@ -649,9 +636,10 @@ async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = _write_s
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, ending)
+    unsure = agent_text(session.env.get("LICH_PROMPT_LANG"), UNSURE, program="{program}")
     session.emit({
         "hello": 1, "socket": path, "token": token, "python": sys.executable,
-        "version": list(sys.version_info[:3]), "pid": os.getpid(),
+        "version": list(sys.version_info[:3]), "pid": os.getpid(), "texts": {UNSURE: unsure},
     })
     events = boot.get("events")
     session.boot_events(events if isinstance(events, list) else [])
@@ -771,8 +759,9 @@ def js_module() -> str:
         "@ON@": "\n".join(lines),
         "@ENV@": "\n".join(reads),
         "@BOOT@": json.dumps(BOOT),
-        "@PERSON@": json.dumps(BRIDGE_PERSON, indent=2, ensure_ascii=False),
-        "@AGENT@": json.dumps(BRIDGE_AGENT, indent=2, ensure_ascii=False),
+        "@PERSON@": json.dumps({k: v for k, v in PERSON.items() if k.startswith("bridge.")}, indent=2,
+                               ensure_ascii=False),
+        "@AGENT@": json.dumps({UNSURE: AGENT[UNSURE]}, indent=2, ensure_ascii=False),
         "@STEP_LIMIT_MS@": str(STEP_LIMIT_MS),
         "@READY_LIMIT_MS@": str(READY_LIMIT_MS),
         "@BUSY_LIMIT_MS@": str(BUSY_LIMIT_MS),

@@ -79,7 +79,7 @@ def read_open(result: ProcessResult) -> Opened | NotOpened:
         printed = None
     if not isinstance(printed, dict):
         if result.exit_code == 0 and not result.stderr.strip():
-            return NotOpened("lich open printed no session (its output is not the JSON object --json gives)")
+            return NotOpened("lich open printed no session: its output is not the JSON object --json gives")
         return NotOpened(lich_reason(result))
     label = text(printed.get("label")) or text(printed.get("name")) or text(printed.get("id"))
     delivery = printed.get("delivery")

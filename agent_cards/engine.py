@@ -9,23 +9,82 @@ Code 2.1.328 (see the project's spec folder, ``claude-code-engine.md``):
   result unchanged; ``next.origin`` says who raised the event, ``next.signal`` is aborted on Esc;
 - the host offers ``env.get``, ``process.run``, ``ui.toast``, ``ui.invalidate``, ``clock.now`` and the
   timers ``clock.after`` / ``clock.every``.
+
+The Protocols themselves are written in :mod:`agent_cards._protocols` and given from here on first
+use: importing this module loads neither ``typing`` nor ``dataclasses`` (the command hook imports it
+at every start), and ``from agent_cards.engine import Host`` works as ever.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, overload
+__all__ = [
+    "DEFAULT_TIMEOUT_MS", "ENGINE", "MAX_TIMEOUT_MS", "UI", "Clock", "Env", "Event", "Hook", "HookResult", "Host",
+    "Matcher", "Next", "On", "Origin", "Process", "ProcessError", "ProcessErrorKind", "ProcessResult", "Signal",
+    "Timer", "error_reason", "text",
+]
 
-Event: TypeAlias = dict[str, Any]
-"""An event as the engine hands it to a hook: a JSON-like mapping (``tool``, ``tool_use_id``, input…)."""
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the command hook's path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Literal, TypeAlias
 
-HookResult: TypeAlias = dict[str, Any]
-"""What a hook answers: ``{"result": …, "context"?: [...]}``, ``{"deny": text}``, or the layer beneath's value."""
+    from agent_cards._protocols import UI, Clock, Env, Hook, Host, Next, On, Process, Signal, Timer
 
-Matcher: TypeAlias = Mapping[str, Any]
-"""A partial match on the event: scalars by equality, ``re.Pattern`` against the value as text, a list for
-"one of", a mapping for a partial match of a nested object."""
+    Event: TypeAlias = dict[str, Any]
+    """An event as the engine hands it to a hook: a JSON-like mapping (``tool``, ``tool_use_id``, input…)."""
+
+    HookResult: TypeAlias = dict[str, Any]
+    """What a hook answers: ``{"result": …, "context"?: [...]}``, ``{"deny": text}``, or the layer beneath's value."""
+
+    Matcher: TypeAlias = Mapping[str, Any]
+    """A partial match on the event: scalars by equality, ``re.Pattern`` against the value as text, a list for
+    "one of", a mapping for a partial match of a nested object."""
+
+    ProcessErrorKind: TypeAlias = Literal["timeout", "start", "aborted", "host"]
+else:
+    # At run time the aliases are the plain types, and the Protocols (which need ``typing``) load on
+    # first use (``__getattr__`` below): the command hook starts without ``typing`` or ``dataclasses``.
+    Event = dict
+    HookResult = dict
+    Matcher = dict
+    ProcessErrorKind = str
+
+    _PROTOCOLS = frozenset({"Signal", "Next", "Env", "Process", "UI", "Clock", "Host", "On", "Timer", "Hook"})
+
+    def __getattr__(name):
+        if name in _PROTOCOLS:
+            from agent_cards import _protocols
+
+            return getattr(_protocols, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Frozen:
+    """An immutable value (as a frozen dataclass): its fields are its ``__slots__``, in order."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self) or not isinstance(other, _Frozen):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
 
 def text(value: Any) -> str:
     """An event field as text: the value when it is a string, else ``""`` (a missing or odd field)."""
@@ -41,51 +100,40 @@ DEFAULT_TIMEOUT_MS = 30_000
 MAX_TIMEOUT_MS = 600_000
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(_Frozen):
     """Who raised the event: ``Origin("engine", "core")`` for the model's own calls."""
 
+    __slots__ = ("plugin", "tier")
     plugin: str
     tier: str
+
+    def __init__(self, plugin: str, tier: str) -> None:
+        object.__setattr__(self, "plugin", plugin)
+        object.__setattr__(self, "tier", tier)
 
 
 ENGINE = Origin("engine", "core")
 
 
-class Signal(Protocol):
-    """Aborted when the person presses Esc (or the hook's budget ran out)."""
-
-    @property
-    def aborted(self) -> bool: ...
-
-
-class Next(Protocol):
-    """Runs everything beneath the hook. Carries who raised the event and the abort signal."""
-
-    @property
-    def origin(self) -> Origin: ...
-
-    @property
-    def signal(self) -> Signal: ...
-
-    @property
-    def event(self) -> str: ...
-
-    async def __call__(self, e: Event, /) -> HookResult: ...
-
-
-@dataclass(frozen=True)
-class ProcessResult:
+class ProcessResult(_Frozen):
     """A process that ran to its end. A non-zero exit resolves; it does not raise."""
 
+    __slots__ = ("exit_code", "stdout", "stderr", "stdout_truncated", "stderr_truncated")  # noqa: RUF023 (field order)
     exit_code: int
     stdout: str
     stderr: str
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
+    stdout_truncated: bool
+    stderr_truncated: bool
 
-
-ProcessErrorKind = Literal["timeout", "start", "aborted", "host"]
+    def __init__(
+        self, exit_code: int, stdout: str, stderr: str, stdout_truncated: bool = False, stderr_truncated: bool = False
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "exit_code", exit_code)
+        set_field(self, "stdout", stdout)
+        set_field(self, "stderr", stderr)
+        set_field(self, "stdout_truncated", stdout_truncated)
+        set_field(self, "stderr_truncated", stderr_truncated)
 
 
 class ProcessError(Exception):
@@ -98,69 +146,3 @@ class ProcessError(Exception):
     def __init__(self, message: str, kind: ProcessErrorKind) -> None:
         super().__init__(message)
         self.kind: ProcessErrorKind = kind
-
-
-class Env(Protocol):
-    def get(self, name: str, /) -> str | None:
-        """The variable's value, or None when it is unset."""
-        ...
-
-
-class Process(Protocol):
-    async def run(self, argv: Sequence[str], /, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProcessResult:
-        """Run ``argv`` (no shell). Raises :class:`ProcessError` on a timeout or a failed start."""
-        ...
-
-
-class UI(Protocol):
-    async def toast(self, text: str, /) -> None: ...
-
-    def invalidate(self, event: str, /) -> None:
-        """Ask the engine to raise ``event`` again (``"ui.render"``: redraw the footer)."""
-        ...
-
-
-Timer: TypeAlias = Callable[[], Awaitable[None]]
-
-
-class Clock(Protocol):
-    def now(self) -> int:
-        """Milliseconds on the host's clock."""
-        ...
-
-    def after(self, ms: int, fn: Timer, /) -> None:
-        """Run ``fn`` once, ``ms`` milliseconds from now. A reload of the module cancels it."""
-        ...
-
-    def every(self, ms: int, fn: Timer, /) -> None:
-        """Run ``fn`` every ``ms`` milliseconds. A reload of the module stops it."""
-        ...
-
-
-class Host(Protocol):
-    """What a hook may touch: ``$`` in the JavaScript engine."""
-
-    @property
-    def env(self) -> Env: ...
-
-    @property
-    def process(self) -> Process: ...
-
-    @property
-    def ui(self) -> UI: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-
-Hook: TypeAlias = Callable[[Host, Event, Next], Awaitable[HookResult | None]]
-
-
-class On(Protocol):
-    """The ``on`` a module's ``register`` receives."""
-
-    @overload
-    def __call__(self, event: str, hook: Hook, /) -> None: ...
-
-    @overload
-    def __call__(self, event: str, matcher: Matcher, hook: Hook, /) -> None: ...

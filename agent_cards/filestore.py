@@ -4,9 +4,14 @@ A command hook lives for one event, so what the mod remembers (that the session 
 workers it opened) is kept in ``<data dir>/sessions/<session id>.json``. Claude Code runs the hooks of
 parallel tool calls at once, so every change is one read-modify-write under an exclusive ``fcntl``
 lock on a lock file beside it, and every write goes to a temporary file that ``os.replace`` puts in
-place: a reader never sees half a file and needs no lock. A file that cannot be read (corrupt, or
-missing when it should exist) is read as the empty state, with one line on stderr; it never fails
-the call.
+place: a reader never sees half a file and needs no lock. A file that cannot be read (missing when it
+should exist) is read as the empty state, with one line on stderr; it never fails the call.
+
+A file that is there but cannot be used (not JSON, not an object, nested too deep, over ``MAX_BYTES``,
+or not a regular file at all: a pipe, a device, a folder) is set aside, renamed ``<file>.unusable-<ns>``
+with one warning, and the state starts empty: the next write rebuilds it, so nothing fails for good.
+It is opened without blocking (a pipe in its place is not waited for). A field of the wrong type is
+warned about and read as its default.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 
 from agent_cards.state import ModState
 
+MAX_BYTES = 1 << 20  # the state of one session is a few hundred bytes per worker
 STALE_SECONDS = 30 * 24 * 3600  # a session file untouched this long is dropped at a SessionStart
 _UNSAFE = "/\\\0"
 
@@ -38,11 +45,18 @@ class FileStore:
         self.report = report
 
     def get(self) -> ModState:
-        return self._read()
+        state = self._read()
+        if isinstance(state, Unusable):  # set aside under the lock, so a concurrent good write is never moved
+            with self._locked():
+                state = self._read()
+                if isinstance(state, Unusable):
+                    return self._set_aside(state.why)
+        return state
 
     def update(self, change: Callable[[ModState], ModState]) -> ModState:
         with self._locked():
-            state = change(self._read())
+            read = self._read()
+            state = change(self._set_aside(read.why) if isinstance(read, Unusable) else read)
             self._write(state)
             self.expect_file = True
             return state
@@ -50,32 +64,73 @@ class FileStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self._lock_fd()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
-    def _read(self) -> ModState:
+    def _lock_fd(self) -> int:
+        """The lock file, opened without blocking; anything but a regular file there is set aside first."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(2):
+            try:
+                fd = os.open(self.lock_path, flags, 0o600)
+            except OSError as error:  # a folder, a symlink: moved aside, then made again
+                why = error.strerror or str(error)
+            else:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    return fd
+                os.close(fd)
+                why = "not a regular file"
+            aside = f"{self.lock_path}.unusable-{time.time_ns()}"
+            os.rename(self.lock_path, aside)
+            self.report(f"the lock file {self.lock_path} could not be used ({why}); set aside as {aside}")
+        return os.open(self.lock_path, flags, 0o600)
+
+    def _read(self) -> ModState | Unusable:
         try:
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             if self.expect_file:
                 self.report(f"no state file at {self.path}; starting from an empty state")
             return ModState()
+        except OSError as error:  # a symlink loop, no permission
+            return Unusable(error.strerror or str(error))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return Unusable("not a regular file")
+            if info.st_size > MAX_BYTES:
+                return Unusable(f"{info.st_size} bytes, over {MAX_BYTES}")
+            raw = os.read(fd, MAX_BYTES + 1)
         except OSError as error:
-            self.report(f"cannot read the state file {self.path} ({error.strerror}); starting from an empty state")
-            return ModState()
+            return Unusable(error.strerror or str(error))
+        finally:
+            os.close(fd)
         try:
             data = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             data = None
         if not isinstance(data, dict):
-            self.report(f"the state file {self.path} is not a JSON object; starting from an empty state")
+            return Unusable("not a JSON object")
+        return ModState.from_json(data, lambda why: self.report(f"the state file {self.path}: {why}"))
+
+    def _set_aside(self, why: str) -> ModState:
+        """Move an unusable state file out of the way (one warning); the state starts empty."""
+        aside = f"{self.path}.unusable-{time.time_ns()}"
+        try:
+            os.rename(self.path, aside)
+        except FileNotFoundError:
+            return ModState()  # another process set it aside meanwhile
+        except OSError as error:
+            self.report(f"the state file {self.path} cannot be used ({why}) nor set aside ({error.strerror}); "
+                        "starting from an empty state")
             return ModState()
-        return ModState.from_json(data)  # tolerant: what it cannot read becomes the empty state
+        self.report(f"the state file {self.path} could not be used ({why}); set aside as {aside}, starting from an "
+                    "empty state")
+        return ModState()
 
     def _write(self, state: ModState) -> None:
         temp = f"{self.path}.{os.getpid()}.tmp"
@@ -87,6 +142,13 @@ class FileStore:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
+
+
+class Unusable:
+    """A state file that is there but cannot be used, and why."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
 
 
 def session_file(data_dir: str, session_id: str) -> str | None:

@@ -56,6 +56,16 @@ _PT_BR: dict[str, str] = {
         "Esta chamada de Agent foi interrompida enquanto o lich abria um card para ela na branch {branch}. Talvez uma "
         "sessão lich já esteja com a tarefa; se estiver, o relatório dela ainda chega como uma nota [lich]."
     ),
+    "deny.timeout": (
+        'O lich não terminou de abrir um card para esta chamada de Agent em dois minutos. Talvez uma sessão '
+        'lich já esteja com a tarefa, então ela não é executada aqui também; se estiver, o relatório dela '
+        'ainda chega como uma nota [lich].'
+    ),
+    "deny.timeout.isolated": (
+        'O lich não terminou de abrir um card na branch {branch} para esta chamada de Agent em dois minutos. '
+        'Talvez uma sessão lich já esteja com a tarefa, então ela não é executada aqui também; se estiver, o '
+        'relatório dela ainda chega como uma nota [lich].'
+    ),
     "deny.spawn": 'Em vez disso, o lich executa este agente como o card "{label}".',
     "deny.stop_refused": 'O lich não conseguiu parar a sessão "{label}": {reason}.',
     "hook.launched.shared": (
@@ -79,6 +89,12 @@ _PT_BR: dict[str, str] = {
     "hook.stopped.isolated": (
         'O TaskStop foi executado, não recusado: o lich parou o turno da sessão "{label}" (agentId {name}). O card e o '
         "worktree dela continuam à disposição do usuário."
+    ),
+    # The bridge (agent_cards.bridge): its host stopped while a command ran for the call.
+    "bridge.unsure": (
+        "Esta chamada de Agent não foi executada: a ponte do agent cards parou enquanto {program} rodava "
+        "para ela, então o lich pode já ter a tarefa. Procure o worker no lich antes de pedir de novo; "
+        "executá-la aqui também poderia fazer o trabalho duas vezes."
     ),
 }
 
@@ -124,6 +140,15 @@ _ZH_CN: dict[str, str] = {
         "这次 Agent 调用在 lich 为它在分支 {branch} 上打开卡片的过程中被中断了。可能已有 lich 会话接手了该任务；"
         "如果是这样，它的报告仍会以 [lich] 消息的形式送回。"
     ),
+    "deny.timeout": (
+        'lich 未能在两分钟内为这次 Agent 调用打开卡片。可能已有 lich 会话接手了该'
+        '任务，因此这里不会再运行一次；如果是这样，它的报告仍会以 [lich] 消息的形式送回。'
+    ),
+    "deny.timeout.isolated": (
+        'lich 未能在两分钟内为这次 Agent 调用在分支 {branch} 上打开卡片。可能'
+        '已有 lich 会话接手了该任务，因此这里不会再运行一次；如果是这样，它的报告仍会以 [l'
+        'ich] 消息的形式送回。'
+    ),
     "deny.spawn": 'lich 改为以卡片 "{label}" 的形式运行此 agent。',
     "deny.stop_refused": 'lich 无法停止会话 "{label}"：{reason}。',
     "hook.launched.shared": (
@@ -144,6 +169,12 @@ _ZH_CN: dict[str, str] = {
     "hook.stopped.isolated": (
         'TaskStop 已执行，并未被拒绝：lich 停止了会话 "{label}"（agentId {name}）的当前轮次。'
         "它的卡片和 worktree 会保留给用户。"
+    ),
+    # The bridge (agent_cards.bridge): its host stopped while a command ran for the call.
+    "bridge.unsure": (
+        "这次 Agent 调用没有运行：{program} 正在为它运行时，agent cards 的桥接进程停止了，所以 lich "
+        "可能已经接下了这个任务。再次请求之前，先在 lich 中查找该 "
+        "worker；在这里也运行它可能会把同一项工作做两遍。"
     ),
 }
 
@@ -191,6 +222,16 @@ _ES: dict[str, str] = {
         "Esta llamada a Agent se interrumpió mientras lich le abría una tarjeta en la rama {branch}. Puede que una "
         "sesión lich ya tenga la tarea; si es así, su informe igualmente llegará como una nota [lich]."
     ),
+    "deny.timeout": (
+        'lich no terminó de abrir una tarjeta para esta llamada a Agent en dos minutos. Puede que una sesión '
+        'lich ya tenga la tarea, así que no se ejecuta también aquí; si es así, su informe igualmente llegará'
+        ' como una nota [lich].'
+    ),
+    "deny.timeout.isolated": (
+        'lich no terminó de abrir una tarjeta en la rama {branch} para esta llamada a Agent en dos minutos. '
+        'Puede que una sesión lich ya tenga la tarea, así que no se ejecuta también aquí; si es así, su '
+        'informe igualmente llegará como una nota [lich].'
+    ),
     "deny.spawn": 'En su lugar, lich ejecuta este agente como la tarjeta "{label}".',
     "deny.stop_refused": 'lich no pudo detener la sesión "{label}": {reason}.',
     "hook.launched.shared": (
@@ -213,6 +254,12 @@ _ES: dict[str, str] = {
     "hook.stopped.isolated": (
         'TaskStop se ejecutó, no fue rechazado: lich detuvo el turno de la sesión "{label}" (agentId {name}). Su '
         "tarjeta y su worktree se conservan para el usuario."
+    ),
+    # The bridge (agent_cards.bridge): its host stopped while a command ran for the call.
+    "bridge.unsure": (
+        "Esta llamada a Agent no se ejecutó: el puente de agent cards se detuvo mientras {program} se "
+        "ejecutaba para ella, así que puede que lich ya tenga la tarea. Busca el worker en lich antes de "
+        "pedirla de nuevo; ejecutarla también aquí podría hacer el trabajo dos veces."
     ),
 }
 
@@ -263,6 +310,17 @@ _JA: dict[str, str] = {
         "lich がこの Agent 呼び出しのためにブランチ {branch} でカードを開いている途中で、呼び出しが中断されました。"
         "すでに lich セッションがタスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
     ),
+    "deny.timeout": (
+        'lich はこの Agent 呼び出しのためのカードを 2 分以内に開き終えませんでした。'
+        'すでに lich セッションがタスクを引き受けている可能性があるため、ここでは重ねて実行し'
+        'ません。その場合でもレポートは [lich] メモとして届きます。'
+    ),
+    "deny.timeout.isolated": (
+        'lich はこの Agent 呼び出しのためのカードをブランチ {branch} で 2 '
+        '分以内に開き終えませんでした。すでに lich セッションがタスクを引き受けている可能性が'
+        'あるため、ここでは重ねて実行しません。その場合でもレポートは [lich] メモとして届き'
+        'ます。'
+    ),
     "deny.spawn": 'lich は代わりに、このエージェントをカード "{label}" として実行します。',
     "deny.stop_refused": 'lich はセッション "{label}" を停止できませんでした: {reason}。',
     "hook.launched.shared": (
@@ -287,6 +345,13 @@ _JA: dict[str, str] = {
     "hook.stopped.isolated": (
         'TaskStop は拒否されたのではなく、実行されました。lich がセッション "{label}"（agentId {name}）のターンを'
         "停止しました。そのカードと worktree はユーザーのために残ります。"
+    ),
+    # The bridge (agent_cards.bridge): its host stopped while a command ran for the call.
+    "bridge.unsure": (
+        "この Agent 呼び出しは実行されませんでした: {program} がこの呼び出しのために動いている間に agent "
+        "cards のブリッジが停止したため、lich がすでにタスクを受け取っている可能性があります。もう一度依頼す"
+        "る前に lich で worker を探してください。ここでも実行すると、同じ作業が二重に行われるおそれがあります"
+        "。"
     ),
 }
 
@@ -334,6 +399,17 @@ _KO: dict[str, str] = {
         "lich가 이 Agent 호출을 위해 브랜치 {branch}에서 카드를 여는 도중에 호출이 중단되었습니다. 이미 lich 세션이 "
         "작업을 맡았을 수 있으며, 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
     ),
+    "deny.timeout": (
+        'lich가 2분 안에 이 Agent 호출을 위한 카드를 다 열지 못했습니다. 이미'
+        ' lich 세션이 작업을 맡았을 수 있으므로 여기서 다시 실행하지 않습니다. 그렇'
+        '다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다.'
+    ),
+    "deny.timeout.isolated": (
+        'lich가 2분 안에 브랜치 {branch}에서 이 Agent 호출을 위한 카드를'
+        ' 다 열지 못했습니다. 이미 lich 세션이 작업을 맡았을 수 있으므로 여기서 다'
+        '시 실행하지 않습니다. 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다'
+        '.'
+    ),
     "deny.spawn": '대신 lich가 이 에이전트를 "{label}" 카드로 실행합니다.',
     "deny.stop_refused": 'lich가 "{label}" 세션을 중지하지 못했습니다: {reason}.',
     "hook.launched.shared": (
@@ -358,6 +434,12 @@ _KO: dict[str, str] = {
     "hook.stopped.isolated": (
         'TaskStop은 거부되지 않고 실행되었습니다. lich가 "{label}" 세션(agentId {name})의 턴을 중지했습니다. '
         "그 카드와 worktree는 사용자를 위해 그대로 남습니다."
+    ),
+    # The bridge (agent_cards.bridge): its host stopped while a command ran for the call.
+    "bridge.unsure": (
+        "이 Agent 호출은 실행되지 않았습니다: {program}이(가) 이 호출을 위해 실행되는 동안 agent cards "
+        "브리지가 멈췄으므로 lich가 이미 작업을 받았을 수 있습니다. 다시 요청하기 전에 lich에서 worker를 "
+        "찾아보세요. 여기서도 실행하면 같은 작업을 두 번 하게 될 수 있습니다."
     ),
 }
 
@@ -405,6 +487,16 @@ _RU: dict[str, str] = {
         "Этот вызов Agent был прерван, пока lich открывал для него карточку в ветке {branch}. Возможно, задачу уже "
         "взяла сессия lich; если так, её отчёт всё равно придёт в виде заметки [lich]."
     ),
+    "deny.timeout": (
+        'lich не успел за две минуты открыть карточку для этого вызова Agent. Возможно, задачу уже взяла '
+        'сессия lich, поэтому здесь она не запускается повторно; если так, её отчёт всё равно придёт в виде '
+        'заметки [lich].'
+    ),
+    "deny.timeout.isolated": (
+        'lich не успел за две минуты открыть карточку в ветке {branch} для этого вызова Agent. Возможно, '
+        'задачу уже взяла сессия lich, поэтому здесь она не запускается повторно; если так, её отчёт всё '
+        'равно придёт в виде заметки [lich].'
+    ),
     "deny.spawn": 'Вместо этого lich запускает этого агента как карточку "{label}".',
     "deny.stop_refused": 'lich не смог остановить сессию "{label}": {reason}.',
     "hook.launched.shared": (
@@ -428,6 +520,12 @@ _RU: dict[str, str] = {
     "hook.stopped.isolated": (
         'TaskStop выполнен, а не отклонён: lich остановил текущий ход сессии "{label}" (agentId {name}). Её карточка '
         "и worktree остаются для пользователя."
+    ),
+    # The bridge (agent_cards.bridge): its host stopped while a command ran for the call.
+    "bridge.unsure": (
+        "Этот вызов Agent не выполнен: мост agent cards остановился, пока для него работал {program}, "
+        "поэтому задача, возможно, уже у lich. Прежде чем просить снова, найдите worker в lich: если "
+        "запустить его и здесь, работа может быть сделана дважды."
     ),
 }
 

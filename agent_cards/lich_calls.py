@@ -85,12 +85,13 @@ def stop_result(task_id: str, worker: Worker) -> dict[str, Any]:
 
 
 def listed_states(result: ProcessResult) -> dict[str, Any] | None:
-    """``sessions --json`` as ``{roster name: state}``; None when lich could not give the list."""
+    """``sessions --json`` as ``{roster name: state}``; None when lich could not give the list (or printed
+    something that is not one: garbage, or JSON nested deeper than the parser goes)."""
     if result.exit_code != 0:
         return None
     try:
         listed = json.loads(result.stdout)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a deep nest would fail every poll (issue 14)
         return None
     if not isinstance(listed, list):
         return None

@@ -117,6 +117,11 @@ class AgentCards:
         host.ui.invalidate("ui.render")
         self._arm(host)
 
+    def resume(self, host: Host) -> None:
+        """A mod handed the state of one before it (a session host started again after a crash): re-arm
+        what lived only in memory, the 5 s poll (FOOTER-POLL), when the restored state has workers."""
+        self._arm(host)
+
     def _arm(self, host: Host) -> None:
         if self._watching or not self.store.get().workers:
             return

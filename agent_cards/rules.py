@@ -16,11 +16,15 @@ agent would run inside Claude Code. ``AFTER_BASE`` runs once git gave the base (
 | TAKE-TYPE            | subagent_type is neither absent nor general-purpose                 |                |
 | TAKE-TEAM            | it names a team_name                                                |                |
 | TAKE-REMOTE          | isolation is remote (or anything but absent / worktree)             |                |
+| TAKE-PROMPT          | the prompt is not text (a list, null, a number): Claude Code's own  |                |
+|                      | check answers it; lich would get an empty task                      |                |
 | TAKE-LICH-ENV        | LICH_BIN or LICH_SESSION_ID is unset or empty                       |                |
 | TAKE-CARDS-OFF       | LICH_SUBAGENT_CARDS=off in a worker (LICH_SUBAGENT_DEPTH above 0)   | cards_off      |
 | TAKE-CARDS-OFF       | LICH_SUBAGENT_CARDS=off anywhere else                               |                |
-| FALL-OVERSIZE        | the prompt is over 8192 UTF-8 bytes                                 | oversize       |
+| FALL-OVERSIZE        | the prompt is over 8192 UTF-8 bytes (not yet for an isolated call   | oversize       |
+|                      | under a lich without LICH_SUBAGENT_DEPTH: that one after the base)  |                |
 | TAKE-OLD-LICH-WORKER | no LICH_SUBAGENT_DEPTH, isolated, and the base is under subagent/   | (after base)   |
+| FALL-OVERSIZE        | (after base) the same call, when the rule above did not leave it   | oversize       |
 """
 
 from __future__ import annotations
@@ -76,6 +80,11 @@ class Facts:
     def is_worker(self) -> bool:
         return self.depth is not None and self.depth > 0
 
+    @property
+    def old_lich_isolated(self) -> bool:
+        """An isolated call under a lich that sets no depth: TAKE-OLD-LICH-WORKER needs its base first."""
+        return self.depth is None and self.isolated
+
     @cached_property
     def prompt_bytes(self) -> int:
         prompt = self.e.get("prompt")
@@ -96,17 +105,25 @@ RULES: tuple[Rule, ...] = (
     Rule("TAKE-TYPE", lambda f: f.e.get("subagent_type") not in (None, "general-purpose")),
     Rule("TAKE-TEAM", lambda f: f.e.get("team_name") is not None),
     Rule("TAKE-REMOTE", lambda f: f.e.get("isolation") not in (None, "worktree")),
+    Rule("TAKE-PROMPT", lambda f: not isinstance(f.e.get("prompt"), str)),
     Rule("TAKE-LICH-ENV", lambda f: not f.lich_bin or not f.session_id),
     Rule("TAKE-CARDS-OFF", lambda f: f.cards_off and f.is_worker, toast="toast.cards_off"),
     Rule("TAKE-CARDS-OFF", lambda f: f.cards_off),
-    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes > PROMPT_LIMIT_BYTES, toast="toast.oversize"),
+    # An isolated call under an old lich may yet stay native silently (TAKE-OLD-LICH-WORKER, after the
+    # base): its size is checked after that rule, so such a call never shows the size toast.
+    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes > PROMPT_LIMIT_BYTES and not f.old_lich_isolated,
+         toast="toast.oversize"),
 )
 
 AFTER_BASE: tuple[Rule, ...] = (
-    Rule("TAKE-OLD-LICH-WORKER", lambda f: f.depth is None and f.isolated and f.base.startswith(PREFIX)),
+    Rule("TAKE-OLD-LICH-WORKER", lambda f: f.old_lich_isolated and f.base.startswith(PREFIX)),
+    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes > PROMPT_LIMIT_BYTES, toast="toast.oversize"),
 )
 
 
 def first_leaving(rules: tuple[Rule, ...], facts: Facts) -> Rule | None:
     """The rule that keeps this call native, or None when the call is taken."""
-    return next((rule for rule in rules if rule.leaves(facts)), None)
+    for rule in rules:  # a plain loop: a generator under next() costs more than the rules it reads (issue 15)
+        if rule.leaves(facts):
+            return rule
+    return None

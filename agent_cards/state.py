@@ -2,7 +2,8 @@
 
 A host keeps it in memory (the simulator, the real engine), in a file between hook processes (the
 command hook), or across a bridge. ``to_json``/``from_json`` round-trip it; ``from_json`` is tolerant:
-anything it cannot read becomes the empty state, never an exception.
+anything it cannot read becomes the empty state, never an exception (a field of the wrong type is named
+to its ``report``, so a driver can warn about it).
 """
 
 from __future__ import annotations
@@ -49,27 +50,43 @@ class ModState:
         }
 
     @classmethod
-    def from_json(cls, data: object) -> ModState:
+    def from_json(cls, data: object, report: Callable[[str], None] | None = None) -> ModState:
+        """The state ``data`` holds; what it cannot read is left out (empty), and named to ``report``."""
+        wrong: list[str] = []
         if not isinstance(data, dict):
+            if report is not None:
+                report("the state is not a JSON object")
             return cls()
         workers = []
-        listed = data.get("workers")
-        for item in listed if isinstance(listed, list) else []:
-            if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
-                workers.append(
-                    Worker(
-                        name=item["name"],
-                        label=str(item.get("label") or item["name"]),
-                        description=str(item.get("description") or ""),
-                        shared=bool(item.get("shared", True)),
-                    )
+        listed = data.get("workers", [])
+        if not isinstance(listed, list):
+            wrong.append("workers is not a list")
+            listed = []
+        for i, item in enumerate(listed):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+                wrong.append(f"workers[{i}] is not a worker with a name")
+                continue
+            bad = [k for k in ("label", "description") if k in item and not isinstance(item[k], str)]
+            bad += ["shared"] if "shared" in item and not isinstance(item["shared"], bool) else []
+            wrong += [f"workers[{i}].{k} is not {'true or false' if k == 'shared' else 'text'}" for k in bad]
+            workers.append(
+                Worker(
+                    name=item["name"],
+                    label=str(item.get("label") or item["name"]),
+                    description=str(item.get("description") or ""),
+                    shared=item["shared"] if isinstance(item.get("shared"), bool) else True,
                 )
-        lich_bin = data.get("lich_bin")
-        return cls(
-            interactive=data.get("interactive") is True,
-            lich_bin=lich_bin if isinstance(lich_bin, str) else "",
-            workers=tuple(workers),
-        )
+            )
+        lich_bin = data.get("lich_bin", "")
+        if not isinstance(lich_bin, str):
+            wrong.append("lich_bin is not text")
+            lich_bin = ""
+        interactive = data.get("interactive", False)
+        if not isinstance(interactive, bool):
+            wrong.append(f"interactive is {type(interactive).__name__}, not true or false (read as false)")
+        if wrong and report is not None:
+            report("; ".join(wrong))
+        return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers))
 
 
 class StateStore(Protocol):

@@ -20,6 +20,7 @@ An Agent call:
 | the base read failed in another way        | ``Native``, ``toast.open_failed``                | FALL-BEFORE-ONLY     |
 | an older lich's worker, subagent/ base     | ``Native``, silent                               | TAKE-OLD-LICH-WORKER |
 | the open failed and Esc was pressed        | ``Deny``: ``deny.esc`` (``.isolated``)           | FALL-ESC-OPEN        |
+| the open timed out (lich may have the task) | ``Deny``: ``deny.timeout`` (``.isolated``)      | FALL-BEFORE-ONLY     |
 | the open failed, naming a card             | ``Native``, ``toast.not_reached``                | FALL-OPEN-FAILED     |
 | the open failed otherwise                  | ``Native``, ``toast.open_failed``                | DELIV-OPEN-FAILED    |
 | lich printed a delivery                    | ``Launched``, ``Completed`` or ``Deny``, as the  | DELIV-*              |
@@ -305,11 +306,12 @@ class Opening(_Value):
             except Exception as error:
                 got = delivery.NotOpened(error_reason(error))
         if isinstance(got, delivery.NotOpened):
-            if esc:  # FALL-ESC-OPEN: lich may already have the task; never run it twice
+            timed_out = isinstance(printed, ProcessError) and printed.kind == "timeout"
+            if esc or timed_out:  # FALL-ESC-OPEN, FALL-BEFORE-ONLY: lich may already have the task; never twice
                 from agent_cards.texts import agent_text
 
-                key = "deny.esc.isolated" if call.isolated else "deny.esc"
-                return Deny(agent_text(call.lang, key, branch=call.branch))
+                key = "deny.esc" if esc else "deny.timeout"
+                return Deny(agent_text(call.lang, f"{key}.isolated" if call.isolated else key, branch=call.branch))
             if got.label:
                 return _saying(call.description, "toast.not_reached", label=got.label, reason=got.reason)
             return _saying(call.description, "toast.open_failed", reason=got.reason)

@@ -68,6 +68,16 @@ AGENT: dict[str, str] = {
         "This Agent call was interrupted while lich was opening a card for it on branch {branch}. A lich "
         "session may already hold the task; if it does, its report still comes back as a [lich] note."
     ),
+    "deny.timeout": (
+        'lich did not finish opening a card for this Agent call within two minutes. A lich session may '
+        'already hold the task, so it is not run here as well; if one does, its report still comes back as a '
+        '[lich] note.'
+    ),
+    "deny.timeout.isolated": (
+        'lich did not finish opening a card for this Agent call on branch {branch} within two minutes. A lich'
+        ' session may already hold the task, so it is not run here as well; if one does, its report still '
+        'comes back as a [lich] note.'
+    ),
     # PERM-DENY-SPAWN: what the native spawn is told; the Agent call itself answers with lich's outcome.
     "deny.spawn": 'lich runs this agent as the card "{label}" instead.',
     # STOP-REFUSED
@@ -98,6 +108,13 @@ AGENT: dict[str, str] = {
         'TaskStop was carried out, not refused: lich stopped the turn of the session "{label}" (agentId '
         "{name}). Its card and its worktree stay for the user."
     ),
+    # The bridge (agent_cards.bridge, hooks/agent-cards.js): its session host stopped while a command
+    # ({program}: its name) ran for the call, so lich may have the task (FALL-BEFORE-ONLY).
+    "bridge.unsure": (
+        "This Agent call was not run: the agent cards bridge stopped while {program} was running for it, so "
+        "lich may already have the task. Look for the worker in lich before asking again; running it here "
+        "as well could do the work twice."
+    ),
 }
 
 PERSON: dict[str, str] = {
@@ -126,6 +143,16 @@ PERSON: dict[str, str] = {
     "footer.workers.many": "lich: {count} workers",
     # Claude Code's own TaskStop wording (STOP-RESULT), kept as it is.
     "taskstop.message": "Successfully stopped task: {task_id} ({description})",
+    # The bridge's own toasts (hooks/agent-cards.js shows them): {python} is the interpreter, {reason} why.
+    "bridge.no_python": (
+        "agent cards could not start Python ({python}: {reason}), so Agent calls run inside Claude Code this "
+        "session. Set AGENT_CARDS_PYTHON to a Python 3.11 or newer."
+    ),
+    "bridge.old_python": (
+        "agent cards needs Python 3.11 or newer and {python} is {reason}, so Agent calls run inside Claude "
+        "Code this session. Set AGENT_CARDS_PYTHON to a newer one."
+    ),
+    "bridge.failed": "agent cards stopped working for this call ({reason}); it ran inside Claude Code.",
 }
 
 

@@ -81,6 +81,14 @@ def run_validate(claude: Path, plugin_dir: Path, home: Path, *, timeout: float =
     return run_claude(claude, ["plugin", "validate", str(plugin_dir)], env=env, cwd=plugin_dir, timeout=timeout)
 
 
+def run_plugin_test(claude: Path, test_dir: Path, home: Path, *, timeout: float = 300.0) -> CliRun:
+    """``claude plugin test DIR``: the engine's testing kit runs every ``*.test.ts`` under DIR, offline (the
+    base URL is a dead port). It may write ``.claude-plugin/types/`` and ``tsconfig.json`` into DIR."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = guard_env(home, DEAD_PROXY)
+    return run_claude(claude, ["plugin", "test", str(test_dir)], env=env, cwd=test_dir, timeout=timeout)
+
+
 def plugin_args(plugin_dirs: Iterable[Path]) -> list[str]:
     return [a for d in plugin_dirs for a in ("--plugin-dir", str(d))]
 

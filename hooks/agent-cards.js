@@ -14,7 +14,7 @@ const PERSON = {
 }
 const AGENT = {
   "bridge.unsure": "This Agent call was not run: the agent cards bridge stopped while {program} was running for it, so lich may already have the task. Look for the worker in lich before asking again; running it here as well could do the work twice."
-}
+} // English; the host's hello hands over the session's language
 const STEP_LIMIT_MS = 5000
 const READY_LIMIT_MS = 10000
 const BUSY_LIMIT_MS = 150000
@@ -26,6 +26,7 @@ let failure = '' // why no Python can serve this session; '' while one can
 let warned = false // the bridge's own toast is shown once per session
 let cancelled = [] // dispatches the engine gave up on, told to the host with the next request
 let serial = 0
+let agentTexts = AGENT // the bridge's agent texts in the session's language, from the host's hello
 
 function say(text, slots) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in slots ? String(slots[name]) : whole))
@@ -118,6 +119,7 @@ function heard($, h, line) {
   if (m.hello) {
     h.conn = { socket: m.socket, token: m.token }
     if (!python && typeof m.python === 'string' && m.python) python = m.python
+    if (m.texts !== null && typeof m.texts === 'object') agentTexts = { ...AGENT, ...m.texts }
     h.settle(h)
     if (h.again) $.ui.invalidate('ui.render')
   } else if ('state' in m) {
@@ -226,7 +228,7 @@ async function dispatch($, hook, e, next) {
     }
     if (busy.length || isCancel(error) || next.signal.aborted) {
       // A command was running for this call (lich may have the task), or the engine gave up on it.
-      return { deny: say(AGENT['bridge.unsure'], { program: busy[0] || 'the bridge' }) }
+      return { deny: say(agentTexts['bridge.unsure'], { program: busy[0] || 'agent_cards.bridge' }) }
     }
     warnOnce($, 'bridge.failed', { reason: reasonOf(error) })
     return next(e)

@@ -5,6 +5,10 @@ virtual selector instead moves the clock forward by ``timeout`` and returns at o
 ``wait_for`` and ``call_later`` all work unchanged, a replay spanning an hour of virtual time takes
 milliseconds, and two runs of the same scenario interleave exactly alike. Nothing here sleeps for real.
 
+Timers due at the same instant run in the order they were set (first in, first out), as a real clock
+would have them: asyncio's own heap leaves their order to the heap's shape, so the same timers set
+in a different interleaving with others would fire in another order.
+
 A loop with nothing scheduled and nothing ready would wait forever; the virtual selector raises
 :class:`Stalled` instead, naming the virtual time, so a stuck scenario fails at once.
 
@@ -17,13 +21,17 @@ no virtual time, and the caller decides how much virtual time it stands for.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import math
 import selectors
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from contextvars import Context
+from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 class Stalled(RuntimeError):
@@ -91,11 +99,29 @@ def _fd(fileobj: Any) -> int:
     return fileobj if isinstance(fileobj, int) else int(fileobj.fileno())
 
 
+class _Timer(asyncio.TimerHandle):
+    """A timer that sorts by its deadline, then by the order it was set in."""
+
+    __slots__ = ("_order",)
+
+    def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...],
+                 loop: asyncio.AbstractEventLoop, context: Context | None, order: int) -> None:
+        super().__init__(when, callback, args, loop, context)
+        self._order = order
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, _Timer):
+            return NotImplemented
+        mine, theirs = self._when, other._when  # type: ignore[attr-defined]
+        return mine < theirs or (mine == theirs and self._order < other._order)
+
+
 class VirtualEventLoop(asyncio.SelectorEventLoop):
     """An asyncio loop on a :class:`VirtualClock`. Real I/O is not available on it (by design)."""
 
     def __init__(self, clock: VirtualClock | None = None) -> None:
         self.clock = clock or VirtualClock()
+        self._timer_order = itertools.count()
         self._real_pool: ThreadPoolExecutor | None = None  # real work runs in parallel, never queued
         # the loop makes its selector itself, so it keeps its own reference (asyncio's is private)
         self._virtual_selector = _VirtualSelector(self.clock)
@@ -108,6 +134,16 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self.clock.seconds()
+
+    def call_at(
+        self, when: float, callback: Callable[[Unpack[Ts]], object], *args: *Ts, context: Context | None = None
+    ) -> asyncio.TimerHandle:
+        """asyncio's ``call_at``, its timers first in, first out among equal deadlines."""
+        self._check_closed()  # type: ignore[attr-defined]
+        timer = _Timer(when, callback, args, self, context, next(self._timer_order))
+        heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
+        timer._scheduled = True  # type: ignore[attr-defined]
+        return timer
 
     def now_ms(self) -> int:
         """Virtual ms since the loop started (:attr:`VirtualClock.ms`): what every transcript time is."""

@@ -9,18 +9,21 @@ from pathlib import Path
 
 from simulator.scenario import render
 from simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
+from simulator.scenario.mermaid import to_mermaid
 from simulator.scenario.reader import Scenario, ScenarioError, read
 from simulator.scenario.replay import Replay
 from simulator.scenario.replay import replay as run_replay
 
 DEFAULT_DIR = Path("scenarios")
 
-REPLAY_HELP = """usage: agent-cards replay [--json] [--processes] [--lang TAG] FILE|DIR...
+REPLAY_HELP = """usage: agent-cards replay [--json | --mermaid] [--processes] [--lang TAG] FILE|DIR...
 
 Replay scenario files (a folder: every *.yaml below it but clauses.yaml) and print what happened.
 
 options:
   --json         one JSON object per scenario per line (a public contract), instead of the timeline
+  --mermaid      a Mermaid sequence diagram per scenario (the model, Claude Code, the mod, lich, the
+                 person), in a fenced block to paste into a bug report
   --processes    run every lich and git call as a real process (fake-lich, real git), time still virtual
   --lang TAG     replay every scenario with LICH_PROMPT_LANG=TAG (the caller's own is never read)
   -h, --help     show this help
@@ -91,8 +94,11 @@ def replay(args: list[str]) -> int:
         return 0
     lang, problem = _take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
     as_json = "--json" in args
+    as_mermaid = "--mermaid" in args
     processes = "--processes" in args  # every lich and git call a real process (simulator.runners.processes)
-    paths = [a for a in args if a not in ("--json", "--processes")]
+    paths = [a for a in args if a not in ("--json", "--mermaid", "--processes")]
+    if as_json and as_mermaid:
+        return _usage_error("replay", "--json and --mermaid cannot be given together")
     unknown = [a for a in paths if a.startswith("-")]
     if problem or unknown or not paths:
         return _usage_error(
@@ -119,7 +125,12 @@ def replay(args: list[str]) -> int:
             failure = f"{scenario.file}:1: the replay itself failed: {type(error).__name__}: {error}"
             result = Replay(scenario.file, scenario.title, scenario.clauses, [], [failure])
         failed |= not result.passed
-        print(render.to_json_line(result) if as_json else render.to_text(result) + "\n")
+        if as_json:
+            print(render.to_json_line(result))
+        elif as_mermaid:
+            print(to_mermaid(result) + "\n")
+        else:
+            print(render.to_text(result) + "\n")
     if problems:
         return 2
     return 1 if failed else 0

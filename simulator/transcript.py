@@ -15,7 +15,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "call": ("call", "tool", "input"),
     "permission": ("call", "outcome", "via"),
     "spawn": ("call", "answer"),
-    "native": ("call", "tool"),
+    "native": ("call", "tool", "input"),  # input: what Claude Code got beneath the hooks
     "answer": ("call",),  # and one of result / deny / error, plus context when the answer carries one
     "run": ("argv", "timeout_ms", "exit", "stdout", "stderr", "error", "ms"),
     "toast": ("text",),
@@ -24,6 +24,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "esc": (),
     "reload": (),
     "report": ("text",),  # a line of the engine's report: a hook skipped, a hook overran
+    "check": ("count", "footer"),  # a check step read the mod's state (no footer drawn)
 }
 
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from agent_cards import bridge
-from agent_cards.texts import person_text
+from agent_cards import bridge, texts
+from agent_cards.texts import agent_text, person_text
 from claude_driver.lich_log import LoggedLich
 from simulator.lich.install import SetupError
-from simulator.lich.scripts import LichScript, OpenScript
+from simulator.lich.scripts import LichScript, OpenScript, Report
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = "session-2-9f81"
@@ -192,10 +192,24 @@ def test_hello_folder_and_token(modules: list[FakeModule], lich: LoggedLich) -> 
     assert module.post({"op": "poll", "id": "x"}, token="wrong") == (403, {"error": "forbidden"})
     assert module.post({"op": "poll", "id": "x"}, token="")[0] == 403
     assert module.post({"op": "poll", "id": "x"}, path="/other")[0] == 404
-    assert module.state["interactive"] is True  # session.start was handed over at boot
+    # session.start was handed over at boot (run after the hello: wait for the state it sets)
+    assert module.wait_line(lambda m: "state" in m)["state"]["interactive"] is True
     module.close()
     assert module.proc.returncode == 0
     assert not folder.exists()
+
+
+def test_the_hello_hands_over_the_bridge_texts_in_the_session_language(
+    modules: list[FakeModule], lich: LoggedLich
+) -> None:
+    module = FakeModule({**lich_env(lich), "LICH_PROMPT_LANG": "ja"}, {"events": START})
+    modules.append(module)
+    assert module.hello["texts"] == {"bridge.unsure": agent_text("ja", "bridge.unsure", program="{program}")}
+    assert module.hello["texts"]["bridge.unsure"] != agent_text("en", "bridge.unsure", program="{program}")
+    js = bridge.js_module()  # the module's own copy, for a host that never said hello: English
+    assert json.dumps(texts.AGENT["bridge.unsure"]) in js
+    for key in ("bridge.no_python", "bridge.old_python", "bridge.failed"):
+        assert json.dumps(texts.PERSON[key]) in js
 
 
 def test_a_general_purpose_call_is_taken_and_counted(modules: list[FakeModule], lich: LoggedLich) -> None:
@@ -244,6 +258,23 @@ def test_state_survives_a_new_host_and_task_stop_closes_the_worker(
     assert stop["value"]["result"]["task_type"] == "local_agent"
     assert lich.calls()[-1] == ["close", WORKER]
     second.wait_line(lambda m: m.get("state", {}).get("workers") == [])
+
+
+def test_a_host_started_again_ends_the_count_by_its_poll(modules: list[FakeModule], lich: LoggedLich) -> None:
+    """The state handed to a new host re-arms the mod's 5 s poll (``AgentCards.resume``): the worker reports,
+    lich lists it done, and the count ends with no TaskStop."""
+    lich.restart(LichScript(checkout="/x", default_open=OpenScript(report=Report(after_ms=0, text="Done."))))
+    first = start(modules, lich)
+    take(first, agent_e())
+    first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
+    kept = first.state
+    first.proc.kill()  # dies before its own poll
+    first.proc.wait()
+    assert [c[0] for c in lich.calls()] == ["open"]
+    second = start(modules, lich, {"state": kept})
+    second.wait_line(lambda m: m.get("state", {}).get("workers") == [], timeout=30)
+    second.wait_line(lambda m: m.get("invalidate") == "ui.render")
+    assert [c[0] for c in lich.calls()] == ["open", "sessions"]  # the poll's read, no close
 
 
 def test_a_cancelled_dispatch_lets_its_open_finish_and_counts_the_worker(

@@ -64,12 +64,13 @@ def test_replay_json_over_the_scenarios(replayed: subprocess.CompletedProcess[st
         assert {"file", "title", "passed", "events"} <= set(result)
         assert result["passed"] is True, (result["file"], result.get("failures"))
         assert isinstance(result["title"], str) and result["title"]
-        assert result["events"], result["file"]
-        for event in result["events"]:
-            assert type(event["t"]) is int and event["t"] >= 0
-            assert isinstance(event["kind"], str) and event["kind"]
-        times = [e["t"] for e in result["events"]]
-        assert times == sorted(times), result["file"]  # the timeline only moves forward
+        assert result["events"] or result.get("variants"), result["file"]  # a file with variants: each its own
+        for events in [result["events"]] + [v["events"] for v in result.get("variants", [])]:
+            for event in events:
+                assert type(event["t"]) is int and event["t"] >= 0
+                assert isinstance(event["kind"], str) and event["kind"]
+            times = [e["t"] for e in events]
+            assert times == sorted(times), result["file"]  # the timeline only moves forward
 
 
 MALFORMED = {
@@ -331,3 +332,25 @@ def test_a_broken_clause_list_is_one_line_not_a_traceback(tmp_path: Path) -> Non
         assert "Traceback" not in done.stderr
         where = re.escape(str(tmp_path / "clauses.yaml"))
         assert re.match(rf"{where}:\d+: the clause list cannot be read", done.stderr)
+
+
+def test_replay_mermaid_prints_a_fenced_diagram_per_scenario() -> None:
+    done = agent_cards("replay", "--mermaid", SCENARIOS / "esc-mid-open.yaml", SCENARIOS / "take/old-lich-oversize.yaml")
+    assert done.returncode == 0, done.stderr
+    blocks = re.findall(r"```mermaid\n(.*?)\n```", done.stdout, re.S)
+    assert len(blocks) == 3  # one, and one per variant of the other
+    assert all(b.startswith("sequenceDiagram\n") for b in blocks)
+    assert "Person->>CC: t=1000 Esc" in blocks[0]
+    assert agent_cards("replay", "--mermaid", "--json", SCENARIOS / "reload.yaml").returncode == 2
+
+
+def test_import_writes_a_scenario_that_replays(tmp_path: Path) -> None:
+    log = ROOT / "tests" / "fixtures" / "sessions" / "print-agent-taskstop.jsonl"
+    out = tmp_path / "imported.yaml"
+    done = agent_cards("import", log, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    replayed = agent_cards("replay", out)
+    assert replayed.returncode == 0, replayed.stdout
+    assert agent_cards("import", "--help").stdout.startswith("usage: agent-cards import SESSION.jsonl")
+    assert agent_cards("import").returncode == 2

@@ -259,3 +259,39 @@ def test_create_state_starts_a_fresh_lich(tmp_path: Path) -> None:
         return s.world.to_json()
 
     assert transact(state, look) == LichWorld(SCRIPT).to_json()
+
+
+# --- a state it cannot use (issue 14) ---------------------------------------------------------------
+
+
+def test_a_deleted_world_is_refused_loudly_and_never_gives_an_id_out_again(program: str, tmp_path: Path) -> None:
+    state = create_state(tmp_path / "lich", LichScript())
+    first = run(program, *OPEN, state=state, now=0)
+    assert first.returncode == 0 and "9f81" in first.stdout
+    Path(state, "world.json").unlink()
+    for _ in range(2):  # every call, not only the first: the ids it gave out are lost for good
+        line = one_lich_line(run(program, *OPEN, state=state, now=10))
+        assert "no world.json" in line and "recreate the state" in line
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder", "deep", "garbage"])
+def test_an_unusable_world_is_set_aside_and_refused_without_blocking(program: str, tmp_path: Path, kind: str) -> None:
+    state = create_state(tmp_path / "lich", LichScript())
+    world = Path(state, "world.json")
+    world.unlink()
+    if kind == "fifo":
+        os.mkfifo(world)  # a blocking open would hang until run()'s timeout fails the test
+    elif kind == "dev-zero":
+        world.symlink_to("/dev/zero")
+    elif kind == "folder":
+        world.mkdir()
+    elif kind == "deep":
+        world.write_text("[" * 100_000, encoding="utf-8")
+    else:
+        world.write_text("{not json", encoding="utf-8")
+    started = time.monotonic()
+    line = one_lich_line(run(program, *OPEN, state=state, now=0))
+    assert time.monotonic() - started < 30
+    assert "set aside as" in line and "recreate the state" in line
+    assert len(list(Path(state).glob("world.json.unusable-*"))) == 1
+    assert "no world.json" in one_lich_line(run(program, "sessions", "--json", state=state, now=0))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_cards import hook, lich_calls, taken
+from agent_cards import hook, lich_calls, rules, taken
 from agent_cards.engine import ENGINE, Event, HookResult, Origin, ProcessError, ProcessResult
 from agent_cards.filestore import FileStore, prune, session_file
 from agent_cards.mod import AgentCards
@@ -202,7 +202,8 @@ def test_a_state_file_it_cannot_read_is_the_empty_state(tmp_path: Path, junk: st
     assert store.get().workers == () and store.get().interactive is False
     state = store.update(lambda s: s.with_worker(Worker("w-1", "W", "d", True), "/bin/lich"))
     assert FileStore(str(path), report=lines.append).get() == state
-    assert all("\n" not in line and "starting from an empty state" in line for line in lines)
+    assert lines and all("\n" not in line for line in lines)
+    assert all("starting from an empty state" in line or " is not " in line for line in lines)
 
 
 def test_prune_drops_long_untouched_sessions_only(tmp_path: Path) -> None:
@@ -781,12 +782,14 @@ def test_a_corrupt_state_file_is_recovered_with_a_warning(
         path.write_text(junk, encoding="utf-8")
         done = run_hook(agent(project))
         assert assert_answer(done) is None  # the state is lost, so the call stays native: never blocked
-        assert done.stderr.count("\n") == 1 and "starting from an empty state" in done.stderr
+        assert done.stderr.count("\n") == 1 and "set aside as" in done.stderr  # once: the file is moved
         done = run_hook(stop(project, "session-2-9f81"))
-        assert assert_answer(done) is None and "starting from an empty state" in done.stderr
+        assert assert_answer(done) is None and done.stderr == ""
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")  # deeper than json goes
     done = run_hook(start_input(cwd=project))
-    assert assert_answer(done) is None and "starting from an empty state" in done.stderr
+    assert assert_answer(done) is None and "set aside as" in done.stderr and "not a JSON object" in done.stderr
     assert state(data_dir).interactive is True
+    assert len(list(path.parent.glob(f"{path.name}.unusable-*"))) == 4
     assert reason(assert_answer(run_hook(agent(project))))
     assert len(lich.calls()) == 1
 
@@ -864,3 +867,80 @@ def test_a_broken_answer_after_lich_has_the_task_still_denies(
     monkeypatch.setattr("agent_cards.delivery.answer", broken)
     text = reason(handle(agent(project)))
     assert text == AGENT["deny.unknown"].format(label="Session 2", status="pending")
+
+
+# -- a state file it cannot use (issue 14) -----------------------------------------------------------
+
+
+def _session_path(data_dir: Path) -> Path:
+    return data_dir / "sessions" / f"{SESSION}.json"
+
+
+def _asides(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f"{path.name}.unusable-*"))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder", "deep", "huge"])
+def test_an_unusable_state_file_is_set_aside_once_and_rebuilt_without_blocking(
+    env: dict[str, str], project: Path, data_dir: Path, kind: str
+) -> None:
+    path = _session_path(data_dir)
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)  # a blocking open would hang every event: run_hook's timeout would fail the test
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    else:
+        with path.open("wb") as fh:
+            fh.truncate(4 << 20)
+    done = run_hook(agent(project))
+    assert done.returncode == 0 and assert_answer(done) is None  # native: the state is lost, never blocked
+    assert done.stderr.count("\n") == 1 and "set aside as" in done.stderr
+    assert len(_asides(path)) == 1
+    assert assert_answer(run_hook(start_input(cwd=project))) is None  # SessionStart rebuilds it
+    assert path.is_file() and not path.is_symlink() and state(data_dir).interactive is True
+    assert len(_asides(path)) == 1
+
+
+def test_an_unusable_lock_file_is_set_aside(env: dict[str, str], project: Path, data_dir: Path) -> None:
+    lock = Path(str(_session_path(data_dir)) + ".lock")
+    lock.mkdir(parents=True)
+    done = run_hook(start_input(cwd=project))
+    assert done.returncode == 0 and "lock file" in done.stderr and "set aside" in done.stderr
+    assert state(data_dir).interactive is True
+
+
+def test_a_field_of_the_wrong_type_is_warned_about(
+    env: dict[str, str], project: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _session_path(data_dir)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"interactive": "yes", "workers": [{"name": "w-1", "shared": "no"}]}', encoding="utf-8")
+    assert handle(agent(project)) is None  # "yes" is not true: not interactive, the call stays native
+    err = capsys.readouterr().err
+    assert "interactive is str, not true or false" in err and "workers[0].shared is not true or false" in err
+    assert _asides(path) == []  # readable: only warned about
+    assert state(data_dir).workers[0].shared is True
+
+
+@pytest.mark.parametrize("prompt", [["Fix", "it"], None, float("nan"), 7, {"text": "x"}])
+def test_an_agent_call_whose_prompt_is_not_text_is_left_to_claude_code_before_anything_runs(
+    env: dict[str, str], project: Path, prompt: object
+) -> None:
+    started(project)
+    ran: list[Sequence[str]] = []
+
+    def run(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> ProcessResult:
+        ran.append(argv)
+        raise AssertionError("nothing may run")
+
+    data = agent(project)
+    data["tool_input"]["prompt"] = prompt
+    assert handle(data, run) is None and ran == []
+    facts = rules.Facts({"prompt": prompt, "description": "d"}, ENGINE, True, hook.Environ({}))
+    leaving = rules.first_leaving(rules.RULES, facts)
+    assert leaving is not None and leaving.clause == "TAKE-PROMPT"

@@ -20,6 +20,7 @@ SAMPLES: dict[str, str] = {
     "reason": "no such session",
     "answer": "Done: the login form validates again.",
     "name": "session-2-9f81",
+    "program": "lich",
 }
 
 CASES = [(lang, key) for lang in sorted(TRANSLATIONS) for key in sorted(texts.AGENT)]

@@ -51,12 +51,15 @@ def test_the_rules_run_in_the_specs_order() -> None:
         ("TAKE-TYPE", None),
         ("TAKE-TEAM", None),
         ("TAKE-REMOTE", None),
+        ("TAKE-PROMPT", None),
         ("TAKE-LICH-ENV", None),
         ("TAKE-CARDS-OFF", "toast.cards_off"),
         ("TAKE-CARDS-OFF", None),
         ("FALL-OVERSIZE", "toast.oversize"),
     ]
-    assert [(r.clause, r.toast) for r in rules.AFTER_BASE] == [("TAKE-OLD-LICH-WORKER", None)]
+    assert [(r.clause, r.toast) for r in rules.AFTER_BASE] == [
+        ("TAKE-OLD-LICH-WORKER", None), ("FALL-OVERSIZE", "toast.oversize"),
+    ]
 
 
 def test_a_plain_call_is_taken() -> None:

@@ -220,3 +220,42 @@ def test_replay_processes_exit_codes_are_the_in_process_ones(tmp_path: Path) -> 
         assert agent_cards("replay", *mode, "--json", str(bad)).returncode == 1
         refused = agent_cards("replay", *mode, str(broken))
         assert refused.returncode == 2 and "steps" in refused.stderr and "Traceback" not in refused.stderr
+
+
+# --- speed: parallel lich calls start side by side, and change the world in the order made ---------
+
+_TIMED = """
+import subprocess, sys, time
+log, command = sys.argv[1], sys.argv[2:]
+started = time.monotonic_ns()
+code = subprocess.call(command, pass_fds=tuple(int(v) for k, v in __import__("os").environ.items()
+                                               if k in ("FAKE_LICH_REPORT_FD", "FAKE_LICH_TURN_FD")))
+with open(log, "a") as out:
+    out.write(f"{started} {time.monotonic_ns()}\\n")
+sys.exit(code)
+"""
+
+
+def test_parallel_opens_start_before_any_ends_and_answer_in_the_order_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each fake-lich records when it started and ended: all eight start before the first one ends
+    (their starts overlap: none waits for another's report), and the transcript is the in-process one."""
+    from simulator.runners import processes
+
+    log = tmp_path / "times"
+    made = processes.fake_lich_command
+
+    def timed(program: str) -> list[str]:
+        return [sys.executable, "-c", _TIMED, str(log), *made(program)]
+
+    monkeypatch.setattr(processes, "fake_lich_command", timed)
+    scenario = scratch(PARALLEL)
+    result = replay_processes(scenario, real_sleep=True)
+    spans = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+    opens = [e for e in result.events if e["kind"] == "run" and e["argv"][1] == "open"]
+    assert len(opens) == 8
+    starts, ends = sorted(s for s, _ in spans[:8]), sorted(e for _, e in spans)
+    assert max(starts) < min(ends), "a fake-lich started only after another one had ended"
+    assert [e["call"] for e in result.events if e["kind"] == "answer"] == [f"toolu_000{n}" for n in range(1, 9)]
+    assert_same(result, replay(scenario))

@@ -71,3 +71,14 @@ def test_a_scenario_folder_set_for_one_run_from_the_command_line(tmp_path: Path)
     assert done.returncode == 1
     assert "cases/broken.yaml:4: " in done.stdout
     assert "During handling" not in done.stdout
+
+
+def test_a_scenario_without_a_snapshot_says_how_to_make_one(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "new.yaml").write_text(SCENARIO, encoding="utf-8")
+    done = pytest_in(tmp_path, "-o", "agent_cards_scenarios=cases")
+    assert done.returncode == 1
+    assert "cases/new.yaml:1: this scenario has no snapshot yet: read its transcript (agent-cards replay " in done.stdout
+    assert "then write the snapshot with: pytest --snapshot-update " in done.stdout
+    assert "Snapshot 'new' does not exist" not in done.stdout

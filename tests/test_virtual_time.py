@@ -6,6 +6,7 @@ clock), a frozen clock would hang it; and a real ``time.sleep`` is refused outri
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 
@@ -42,3 +43,20 @@ def test_an_hour_of_virtual_time_under_a_frozen_wall_clock(monkeypatch: pytest.M
     reads = [e["t"] for e in first.events if e["kind"] == "run" and "sessions" in e["argv"]]
     assert reads[:3] == [5_800, 10_800, 15_800]
     assert all(b - a == 5_000 for a, b in itertools.pairwise(reads))
+
+
+def test_timers_due_at_the_same_instant_run_in_the_order_set() -> None:
+    """First in, first out among equal deadlines, whatever other timers are set in between."""
+    from simulator.clock import VirtualEventLoop
+
+    loop = VirtualEventLoop()
+    fired: list[object] = []
+    try:
+        for n in range(8):
+            loop.call_later(1.0, fired.append, n)
+            loop.call_later(0.5 + n / 100, lambda: None)  # others in between reshape the heap
+            loop.call_later(2.0, fired.append, f"late {n}")
+        loop.run_until_complete(asyncio.sleep(3))
+    finally:
+        loop.close()
+    assert fired == [*range(8), *(f"late {n}" for n in range(8))]

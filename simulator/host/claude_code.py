@@ -405,7 +405,7 @@ class FakeClaudeCode:
         if e.get("tool") == "TaskStop":
             return self._native_task_stop(e)
         if e.get("tool") != "Agent":
-            self.transcript.record("native", call=call_id, tool=e.get("tool"))
+            self.transcript.record("native", call=call_id, tool=e.get("tool"), input=_beneath(e))
             return {"ref": self._ref(), "result": "ok", "text": "ok"}
         refusal = self._permission(call_id, permission)
         if refusal is not None:
@@ -418,7 +418,7 @@ class FakeClaudeCode:
         )
         if isinstance(e.get("model"), str):
             spawn["model"] = e["model"]
-        answer = await self._spawn(spawn, call_id)
+        answer = await self._spawn(spawn, call_id, _beneath(e))
         if isinstance(answer.get("deny"), str):
             return results.error(results.spawn_denied(answer["deny"]))
         agent_id = str(answer.get("agentId"))
@@ -472,10 +472,13 @@ class FakeClaudeCode:
             spawn["parentAgentId"] = parent
         return spawn
 
-    async def _spawn(self, spawn: Event, call_id: str) -> HookResult:
+    async def _spawn(self, spawn: Event, call_id: str, tool_input: dict[str, Any] | None = None) -> HookResult:
+        beneath = tool_input if tool_input is not None else {"description": spawn["description"],
+                                                             "prompt": spawn["prompt"]}
+
         async def native(e: Event) -> HookResult:
             agent_id = "a" + hashlib.sha256(call_id.encode()).hexdigest()[:16]
-            self.transcript.record("native", call=call_id, tool="Agent")
+            self.transcript.record("native", call=call_id, tool="Agent", input=beneath)
             return {"model": e.get("model") or PARENT_MODEL, "agentId": agent_id}
 
         if self.registry.hooks("agent.spawn"):
@@ -487,7 +490,7 @@ class FakeClaudeCode:
 
     def _native_task_stop(self, e: Event) -> HookResult:
         task_id = str(e.get("task_id") or e.get("shell_id") or "")
-        self.transcript.record("native", call=str(e.get("tool_use_id")), tool="TaskStop")
+        self.transcript.record("native", call=str(e.get("tool_use_id")), tool="TaskStop", input=_beneath(e))
         if not task_id:
             return results.error("<tool_use_error>Missing required parameter: task_id</tool_use_error>")
         description = self._books.native_tasks.pop(task_id, None)
@@ -523,18 +526,25 @@ class FakeClaudeCode:
     def _arm_notes(self) -> None:
         """lich types a worker's report at this session's prompt when it is due (a ``note``)."""
         background = self._background
-        if background.note is not None:
-            background.note.cancel()
         due = self.executor.next_note_at()
-        background.note = (
-            None if due is None else self.loop.call_later(max(0, due - self.now()) / 1000, self._emit_notes)
-        )
+        armed = background.note
+        when = None if due is None else self.loop.time() + max(0, due - self.now()) / 1000
+        if armed is not None:
+            if when is not None and armed.when() == when:
+                return  # already armed for that instant: keep it (most runs change no note)
+            armed.cancel()
+        background.note = None if when is None else self.loop.call_at(when, self._emit_notes)
 
     def _emit_notes(self) -> None:
         self._background.note = None
         for note in self.executor.notes_due(self.now()):
             self.transcript.record("note", text=note.text)
         self._arm_notes()
+
+
+def _beneath(e: Event) -> dict[str, Any]:
+    """The tool input in a tool.call event as it reached Claude Code beneath the hooks (a ``native`` event's)."""
+    return {k: v for k, v in e.items() if k not in ("tool", "tool_use_id", "agentId")}
 
 
 def _answer_fields(answer: HookResult) -> dict[str, Any]:

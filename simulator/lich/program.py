@@ -20,6 +20,10 @@ The environment it reads:
     A pipe the replay passes in: once the world is saved, one JSON object ``{"ms", "hang", "child"}``
     is written there and the pipe closed, so the caller learns how long the call takes on the
     virtual clock, and whether it never returns (``child``: the pid of the hung call's child).
+``FAKE_LICH_TURN_FD``
+    A pipe the replay passes in when it starts calls side by side: the call starts up, then waits
+    until the replay closes the pipe's other end before it touches the state, so calls change the
+    world in the order they were made, while their start-ups overlap.
 ``FAKE_LICH_REAL_SLEEP=1``
     ``open`` really sleeps its scripted ms before it prints (the state is saved and the report
     written first, so parallel opens sleep side by side).
@@ -57,6 +61,7 @@ NOW_ENV = "FAKE_LICH_NOW_MS"
 ARGV0_ENV = "FAKE_LICH_ARGV0"
 REPORT_ENV = "FAKE_LICH_REPORT_FD"
 REAL_SLEEP_ENV = "FAKE_LICH_REAL_SLEEP"
+TURN_ENV = "FAKE_LICH_TURN_FD"
 SCRIPT_FILE, WORLD_FILE, LOCK_FILE = "script.json", "world.json", "lock"
 
 
@@ -116,30 +121,73 @@ def has_state(directory: str) -> bool:
     return bool(directory) and os.path.isfile(os.path.join(directory, SCRIPT_FILE))
 
 
+MAX_STATE_BYTES = 64 << 20
+
+
 def _read(path: str) -> str | None:
+    """The file's text, None when it is missing; a pipe, a device, a folder or a huge file is a ``StateError``
+    (opened without blocking: a pipe in its place is never waited for)."""
+    import stat
+
     try:
-        with open(path, encoding="utf-8", errors="surrogatepass") as file:
-            return file.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise StateError(f"{path} is not a regular file")
+        if info.st_size > MAX_STATE_BYTES:
+            raise StateError(f"{path} is {info.st_size} bytes, over {MAX_STATE_BYTES}")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "surrogatepass")
+
+
+def _set_aside(path: str) -> str:
+    """Rename a world file that cannot be used, so that a person can look at it; its new name."""
+    aside = f"{path}.unusable-{time.time_ns()}"
+    with contextlib.suppress(OSError):
+        os.rename(path, aside)
+        return aside
+    return path
+
+
+#: Why a lich refuses when its world is gone: the ids it gave out are not known any more, and a fresh
+#: world would give them out again (a second "Session 2", a second ``9f81``).
+_LOST = "the sessions and ids it gave out are lost, and a fresh world would give them out again; recreate the state"
 
 
 def _load(directory: str) -> tuple[State, str | None]:
     script_path = os.path.join(directory, SCRIPT_FILE)
+    world_path = os.path.join(directory, WORLD_FILE)
     script_text = _read(script_path)
-    world_text = _read(os.path.join(directory, WORLD_FILE))
     if script_text is None:
         raise StateError(f"no fake lich state in {directory}")
+    try:
+        world_text = _read(world_path)
+    except StateError as error:
+        raise StateError(f"{error}; set aside as {_set_aside(world_path)}: {_LOST}") from None
+    if world_text is None:  # create_state always writes one: it was deleted
+        raise StateError(f"the fake lich state in {directory} has no {WORLD_FILE}: {_LOST}")
     import json
 
     try:
         script = json.loads(script_text)
-        saved: dict[str, Any] = json.loads(world_text) if world_text is not None else {}
+    except (ValueError, RecursionError) as error:
+        raise StateError(f"the fake lich script in {directory} is damaged: {type(error).__name__}") from None
+    if not isinstance(script, dict):
+        raise StateError(f"the fake lich script in {directory} is damaged: not a JSON object")
+    try:
+        saved: dict[str, Any] = json.loads(world_text)
         created = saved.pop("created_ms", None)
-        fresh = saved or LichWorld(LichScript()).to_json()
-        world = LichWorld.from_json({**fresh, "script": script})
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise StateError(f"the fake lich state in {directory} is damaged: {type(error).__name__}: {error}") from None
+        world = LichWorld.from_json({**saved, "script": script})
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+        raise StateError(f"the fake lich world in {directory} is damaged ({type(error).__name__}); set aside as "
+                         f"{_set_aside(world_path)}: {_LOST}") from None
     if not isinstance(created, int):
         created = os.stat(script_path).st_mtime_ns // 1_000_000
     return State(world, created), world_text
@@ -238,10 +286,30 @@ def _arg(text: str) -> str:
         return text
 
 
+def _wait_for_turn(raw: str | None) -> None:
+    """Wait until the caller closes the other end of the turn pipe (``FAKE_LICH_TURN_FD``), if it gave one."""
+    if not raw or not raw.isdigit():
+        return
+    import fcntl
+    import json  # what a call with a state needs, loaded while it waits
+
+    del fcntl, json
+    fd = int(raw)
+    try:
+        while os.read(fd, 512):
+            pass
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     env = os.environ
     args = [_arg(a) for a in (sys.argv[1:] if argv is None else argv)]
     name = env.get(ARGV0_ENV) or (sys.argv[0] if sys.argv and sys.argv[0] else "lich")
+    _wait_for_turn(env.get(TURN_ENV))
     try:
         run = run_command([name, *args], env)
     except StateError as error:

@@ -6,11 +6,12 @@ lives in a directory of the scenario's own (:mod:`simulator.lich.program`), and 
 in a scratch repository built from the scenario's ``session.git``. Time stays virtual:
 
 - fake-lich is told the virtual time (``FAKE_LICH_NOW_MS``) and, once it has saved the world, reports
-  how long its call takes on that clock and whether it hangs (``FAKE_LICH_REPORT_FD``). The executor
-  starts the process and reads that report before it yields, as the in-process mode runs the model
-  before it yields; then it waits that long on the virtual clock exactly as
-  :class:`~simulator.runners.virtual.VirtualExecutor` does. So the world changes, and timers are set, in
-  the same order in both modes, which is what keeps the order of same-instant events alike.
+  how long its call takes on that clock and whether it hangs (``FAKE_LICH_REPORT_FD``). Calls made
+  together start side by side (their interpreters start up at once), but each waits for its turn
+  (``FAKE_LICH_TURN_FD``, given when the call before it has reported) before it touches the world, so
+  the world changes in the order the calls were made, as in the in-process mode. The virtual clock
+  stands still until the report is in; then the call waits that long on the virtual clock exactly as
+  :class:`~simulator.runners.virtual.VirtualExecutor` does.
 - the rest of the process (a real sleep, its output, its exit) is collected through
   :meth:`VirtualEventLoop.run_real`, in a thread: the virtual clock stands still until it is in,
   and the real sleeps of calls made together overlap.
@@ -46,6 +47,7 @@ from agent_cards.engine import ProcessResult
 from simulator.clock import VirtualEventLoop
 from simulator.host.chain import AbortSignal
 from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from simulator.lich import program as lich_program
 from simulator.lich.install import SetupError, alive, fake_lich_program
 from simulator.lich.output import CALL_MS, Note
 from simulator.lich.program import (
@@ -54,6 +56,7 @@ from simulator.lich.program import (
     REAL_SLEEP_ENV,
     REPORT_ENV,
     STATE_ENV,
+    TURN_ENV,
     create_state,
     transact,
 )
@@ -115,6 +118,8 @@ class ProcessExecutor:
         self.state = create_state(scratch / "lich", world.script)
         self.absent = str(scratch / "absent" / "program")  # never created: what no program runs as
         self.git_cwd, self.git_env = _git_workspace(scratch, self.git, git_dir)
+        self.command = fake_lich_command(program)
+        self._last_turn: threading.Event | None = None  # set once the last lich call started has reported
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen[bytes]] = set()
         self._closed = False
@@ -130,7 +135,7 @@ class ProcessExecutor:
                 raise not_found(argv)
             ms, hang, limit = GIT_MS, False, REAL_LIMIT_S
         elif argv[0] == env.get("LICH_BIN") and self.lich_installed:
-            proc, ms, hang = self._start_lich(argv, env)
+            proc, ms, hang = await self._start_lich(argv, env)
             limit = REAL_LIMIT_S + (ms / 1000 if self.real_sleep else 0)
         else:
             self._spawn([self.absent, *argv[1:]], dict(env), self.scratch)
@@ -164,35 +169,59 @@ class ProcessExecutor:
 
     # -- lich --------------------------------------------------------------------------------------------
 
-    def _start_lich(self, argv: list[str], env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], int, bool]:
-        """Start fake-lich for ``argv`` and read its report: the process, its virtual ms, whether it hangs."""
+    async def _start_lich(
+        self, argv: list[str], env: Mapping[str, str]
+    ) -> tuple[subprocess.Popen[bytes], int, bool]:
+        """Start fake-lich for ``argv`` and read its report: the process, its virtual ms, whether it hangs.
+
+        The process starts at once; it touches the world only when the lich call made before it has
+        reported (its turn), and the virtual clock stands still until its own report is in.
+        """
         child_env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
         child_env |= {**env, STATE_ENV: self.state, NOW_ENV: str(self.loop.now_ms()), ARGV0_ENV: argv[0]}
         if self.real_sleep:
             child_env[REAL_SLEEP_ENV] = "1"
         read_end, write_end = os.pipe()
+        turn_read, turn_write = os.pipe()
         try:
-            proc = self._spawn([self.program, *argv[1:]], {**child_env, REPORT_ENV: str(write_end)}, self.scratch,
-                               pass_fds=(write_end,))
+            proc = self._spawn(
+                [*self.command, *argv[1:]],
+                {**child_env, REPORT_ENV: str(write_end), TURN_ENV: str(turn_read)},
+                self.scratch,
+                pass_fds=(write_end, turn_read),
+            )
         finally:
             os.close(write_end)
+            os.close(turn_read)
+        before, mine = self._last_turn, threading.Event()
+        self._last_turn = mine
+
+        def report() -> bytes:
+            """(A thread.) Wait for the call before this one to report, give this one its turn, read its report."""
+            try:
+                if before is not None:
+                    before.wait(REAL_LIMIT_S)
+                os.close(turn_write)
+                return _read_to_end(read_end, time.monotonic() + REAL_LIMIT_S) if proc is not None else b""
+            finally:
+                os.close(read_end)
+                mine.set()
+
+        # shielded: a call cut short still gives the turn on, and its pipes are closed by the thread alone
+        raw = await asyncio.shield(self.loop.run_real(report))
+        if proc is None:
+            raise not_found(argv)  # the fake-lich program went away (or the replay is over)
         try:
-            if proc is None:
-                raise not_found(argv)  # the fake-lich program went away (or the replay is over)
-            raw = _read_to_end(read_end, time.monotonic() + REAL_LIMIT_S)
-        finally:
-            os.close(read_end)
-        try:
-            report = json.loads(raw) if raw else None
+            report_json = json.loads(raw) if raw else None
         except ValueError:
-            report = None
-        if not isinstance(report, dict):
-            report = {}
+            report_json = None
+        if not isinstance(report_json, dict):
+            report_json = {}
             self._kill(proc)  # it said nothing in time: whatever it would still do, it does not
-        ms = report.get("ms")
+        ms = report_json.get("ms")
         ms = ms if isinstance(ms, int) else CALL_MS
-        if report.get("hang") is True:
-            child = report.get("child")
+        if report_json.get("hang") is True:
+            child = report_json.get("child")
             self.hung.append(HungRun(proc.pid, child if isinstance(child, int) else None))
             return proc, ms, True
         return proc, ms, False
@@ -248,6 +277,22 @@ class ProcessExecutor:
             live = list(self._live)
         for proc in live:
             self._kill(proc)
+
+
+#: How a replay starts fake-lich: its interpreter, isolated (``-I``: no user site, no ``PYTHON*``
+#: variables) and without ``site`` (``-S``), the package's folder first on ``sys.path``. Started so, a
+#: call costs its interpreter's bare start-up and what fake-lich imports, not a venv's site.
+_BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from simulator.lich.program import main; sys.exit(main())"
+
+
+def fake_lich_command(program: str) -> list[str]:
+    """The argv that runs the ``fake-lich`` console script ``program`` (its arguments follow)."""
+    first = Path(program).read_bytes()[:512].split(b"\n", 1)[0]
+    interpreter = first[2:].decode().strip() if first.startswith(b"#!") else ""
+    if not interpreter or " " in interpreter or not os.path.isfile(interpreter):
+        return [program]  # not a plain Python script: run it as it is
+    root = str(Path(lich_program.__file__).resolve().parents[2])
+    return [interpreter, "-I", "-S", "-c", _BOOT, root]
 
 
 def _read_to_end(fd: int, deadline: float) -> bytes:

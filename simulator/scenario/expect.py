@@ -56,6 +56,8 @@ EVENTS: dict[str, EventKind] = {
     "native": EventKind("Claude Code ran something itself: its own agent, its own TaskStop, or any other tool.", {
         "call": "The call's id (`workflow_N` for a workflow step).",
         "tool": "`Agent`, `TaskStop` or the other tool's name.",
+        "input": "The tool input Claude Code got beneath the mod (for a workflow step: its description and prompt); "
+        "equal to the call's own input when the mod left the call untouched.",
     }),
     "answer": EventKind("The answer a tool call got: exactly one of `result`, `deny`, `error`.", {
         "call": "The call's id.",
@@ -81,6 +83,10 @@ EVENTS: dict[str, EventKind] = {
         "text": "The note's text; it starts with `[lich]`.",
     }),
     "esc": EventKind("Esc was pressed.", {}),
+    "check": EventKind("A `check` step read the mod's state (without drawing the footer).", {
+        "count": "The number of workers the mod counted then (null: no mod state to read).",
+        "footer": "The footer's lich line as last drawn (null: none).",
+    }),
     "reload": EventKind("The mod was reloaded.", {}),
     "report": EventKind("A line of the engine's own report: a hook it skipped, a hook that overran, a timer that "
                         "failed.", {"text": "The report's text."}),
@@ -131,6 +137,54 @@ def _text(test: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
 
 
 _MATCHER: Schema = {"$ref": "#/$defs/matcher"}
+_MATCHERS: Schema = {"type": "array", "minItems": 1, "items": _MATCHER}
+
+
+def _in_order(adjacent: bool) -> Callable[[Any, Any], bool]:
+    """A list holds items matching each of ``wanted`` in order (``adjacent``: one right after another)."""
+
+    def holds(wanted: Any, value: Any) -> bool:
+        if not isinstance(value, list) or not isinstance(wanted, list) or not wanted:
+            return False
+        starts = range(len(value)) if adjacent else range(1)
+        for start in starts:
+            i = start
+            for w in wanted:
+                if adjacent:
+                    if i >= len(value) or not matches(w, value[i]):
+                        break
+                    i += 1
+                else:
+                    while i < len(value) and not matches(w, value[i]):
+                        i += 1
+                    if i >= len(value):
+                        return False
+                    i += 1
+            else:
+                return True
+        return False
+
+    return holds
+
+
+def _at(wanted: Any, value: Any) -> bool:
+    """``[N, matcher]``: the item at position N (0 the first, -1 the last) matches."""
+    if not isinstance(value, list) or not isinstance(wanted, list) or len(wanted) != 2 or not is_int(wanted[0]):
+        return False
+    n = wanted[0]
+    return -len(value) <= n < len(value) and matches(wanted[1], value[n])
+
+
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def valid_branch(name: str) -> bool:
+    """What ``git check-ref-format --branch NAME`` accepts (git's own rules, without running git)."""
+    if not name or name in ("@", "HEAD") or name.startswith(("-", "/")) or name.endswith(("/", ".")):
+        return False
+    if _REF_FORBIDDEN.search(name):
+        return False
+    return all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
 
 OPERATORS: dict[str, Operator] = {
     "contains": Operator(
@@ -144,11 +198,49 @@ OPERATORS: dict[str, Operator] = {
     "le": Operator("A number at most this.", {"type": "number"}, _number(lambda a, b: a <= b)),
     "gt": Operator("A number above this.", {"type": "number"}, _number(lambda a, b: a > b)),
     "ge": Operator("A number at least this.", {"type": "number"}, _number(lambda a, b: a >= b)),
+    "after": Operator(
+        "List: items matching each of these matchers, in this order (others may come between): `after: [--subagent, "
+        "--model]` is a --model somewhere after --subagent.", _MATCHERS, _in_order(adjacent=False)),
+    "right_after": Operator(
+        "List: items matching each of these matchers, one right after another: `right_after: [--subagent, --model]` "
+        "is --model right after --subagent.", _MATCHERS, _in_order(adjacent=True)),
+    "at": Operator(
+        "List: `[N, matcher]`, the item at position N matches (0 the first, -1 the last): `at: [1, open]`.",
+        {"type": "array", "prefixItems": [{"type": "integer"}, _MATCHER], "minItems": 2, "maxItems": 2}, _at),
+    "valid_branch": Operator(
+        "true: a text git accepts as a branch name (`git check-ref-format --branch`); false: one it refuses.",
+        {"type": "boolean"}, lambda arg, value: isinstance(value, str) and valid_branch(value) == bool(arg)),
+    "distinct": Operator(
+        "true: across all the events this expectation matches, the values here are all different (e.g. each "
+        "worker's agentId); on a list value, its items are all different too.", {"const": True},
+        lambda arg, value: not isinstance(value, list) or _all_different(value)),
     "absent": Operator("true: the field is not there; false: it is (any value, null too).", {"type": "boolean"},
                        lambda arg, value: (value is ABSENT) == bool(arg), sees_absent=True),
     "not": Operator("Holds when the inner matcher does not (also when the field is absent).", _MATCHER,
                     lambda arg, value: not matches(arg, value), sees_absent=True),
 }
+
+
+def _all_different(values: list[Any]) -> bool:
+    seen = [json.dumps(v, sort_keys=True, ensure_ascii=False) for v in values]
+    return len(seen) == len(set(seen))
+
+
+def distinct_paths(matcher: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where in ``matcher`` a ``distinct`` operator stands (a path of keys and list positions)."""
+    if isinstance(matcher, dict):
+        if matcher and matcher.keys() <= OPERATORS.keys():
+            return [path] if matcher.get("distinct") else []
+        return [p for k, m in matcher.items() for p in distinct_paths(m, (*path, k))]
+    if isinstance(matcher, list):
+        return [p for i, m in enumerate(matcher) for p in distinct_paths(m, (*path, i))]
+    return []
+
+
+def _at_path(event: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        event = event[key]
+    return event
 
 
 def matches(matcher: Any, value: Any) -> bool:
@@ -305,6 +397,12 @@ def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any
     out = []
     for exp in expectations:
         found = [e for e in events if e["kind"] == exp.kind and matches(exp.fields, e)]
+        repeated = [p for p in distinct_paths(exp.fields) if not _all_different([_at_path(e, p) for e in found])]
+        if repeated:
+            where = ".".join(map(str, repeated[0]))
+            out.append(f"{file}:{exp.line}: expected the {exp.kind} events' {where} to be all different, found "
+                       "one twice")
+            continue
         if exp.count is None and found:
             continue
         if exp.count is not None and len(found) == exp.count:

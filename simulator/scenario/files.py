@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import yaml
-
 from simulator.scenario.reader import Scenario, ScenarioError, read
+from simulator.scenario.yamlnodes import YamlError, load, read_file
 
 CLAUSES_FILE = "clauses.yaml"
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: Clause lists already read, by path, with the (mtime, size) they were read at: a folder of scenarios
 #: shares one list, which is read once, not once per file.
 _CLAUSES: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
@@ -26,7 +24,11 @@ def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
 
 def known_clauses(near: Path) -> dict[str, str]:
     """The clause list of the scenarios folder that holds ``near`` (empty when there is none)."""
-    for folder in [near if near.is_dir() else near.parent, *near.resolve().parents]:
+    try:
+        above = near.resolve().parents
+    except (OSError, RuntimeError):  # a symlink loop: the folders above it as written
+        above = near.absolute().parents
+    for folder in [near if near.is_dir() else near.parent, *above]:
         candidate = folder / CLAUSES_FILE
         if candidate.is_file():
             return _clause_list(candidate)
@@ -34,21 +36,20 @@ def known_clauses(near: Path) -> dict[str, str]:
 
 
 def _clause_list(path: Path) -> dict[str, str]:
-    stat = path.stat()
-    seen = (stat.st_mtime_ns, stat.st_size)
-    cached = _CLAUSES.get(path)
-    if cached is not None and cached[0] == seen:
-        return cached[1]
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # a safe loader (libyaml when present)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        reason = str(getattr(error, "problem", None) or error).splitlines()[0]
-        raise ScenarioError(str(path), [(line, f"the clause list cannot be read: {reason}")]) from None
+        stat = path.stat()
+        seen = (stat.st_mtime_ns, stat.st_size)
+        cached = _CLAUSES.get(path)
+        if cached is not None and cached[0] == seen:
+            return cached[1]
+        data = load(read_file(path))  # as hostile-safe as a scenario: bounded size, depth, aliases
+    except OSError as error:
+        raise ScenarioError(str(path), [(1, f"the clause list cannot be read: {error.strerror or error}")]) from None
+    except YamlError as error:
+        raise ScenarioError(str(path), [(error.line, f"the clause list cannot be read: {error.message}")]) from None
     if not isinstance(data, dict):
         raise ScenarioError(str(path), [(1, "the clause list is a mapping of clause id to its text")])
-    clauses = {str(k): str(v) for k, v in data.items()}
+    clauses = {str(k): "" if isinstance(v, dict | list) else str(v) for k, v in data.items()}
     _CLAUSES[path] = (seen, clauses)
     return clauses
 

@@ -22,13 +22,24 @@ DEFAULT_ENV: Mapping[str, str] = {
 
 
 @dataclass(frozen=True)
+class GitRun:
+    """How git answers one command line (``session.git.runs``)."""
+
+    argv: tuple[str, ...]
+    stdout: str = ""
+    stderr: str = ""
+    exit: int = 0
+
+
+@dataclass(frozen=True)
 class Git:
-    """What ``git branch --show-current`` does."""
+    """What ``git branch --show-current`` does (and, by ``runs``, any other git command line)."""
 
     branch: str | None = "main"  # None: a detached HEAD
     exit: int = 0
     stderr: str = ""
     missing: bool = False
+    runs: tuple[GitRun, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,7 @@ class Open:
 class ListWindow:
     from_ms: int = 0
     until_ms: int = 0
+    read: int | None = None  # the n-th `sessions` read (from 1) answers this, whatever its time
     stdout: str = ""
     stderr: str = "lich: the session list could not be read\n"
     exit: int = 1
@@ -91,6 +103,7 @@ class Lich:
     lists: tuple[ListWindow, ...] = ()
     stops: Mapping[str, Stop] = field(default_factory=dict)
     open: Open | None = None  # None: lich's default open
+    opens: tuple[Open, ...] = ()  # the n-th open (from 1) that no call's own script names gets opens[n-1]
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,10 @@ class Scenario:
     opens: Mapping[str, Open] = field(default_factory=dict)
     clause_lines: Mapping[str, int] = field(default_factory=dict)
     about: str | None = None
+    #: The variants of a file with ``variants:``, each a whole scenario of its own (``variant`` its name);
+    #: the file's own scenario is then only what they share, and is not replayed by itself.
+    variants: tuple[Scenario, ...] = ()
+    variant: str | None = None
 
     @property
     def env(self) -> dict[str, str]:

@@ -80,6 +80,16 @@ def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
     if invalid:  # reported once, as its FILE:LINE lines (outside the except: no chained traceback)
         pytest.fail("\n".join(invalid), pytrace=False)
     result = replay(scenario)
+    path = Path(request.node.path)
+    stored = path.parent / "__snapshots__" / f"{path.stem}.{TranscriptExtension.file_extension}"
+    options = ("update_snapshots", "update_new_snapshots_only")
+    updating = any(request.config.getoption(o, default=False) for o in options)
+    if not stored.exists() and not updating:
+        pytest.fail(
+            f"{path}:1: this scenario has no snapshot yet: read its transcript (agent-cards replay {path}), "
+            f"then write the snapshot with: pytest --snapshot-update {path}",
+            pytrace=False,
+        )
     assert snapshot.use_extension(TranscriptExtension) == snapshot_value(result)
     if result.failures:
         pytest.fail("\n".join(result.failures), pytrace=False)

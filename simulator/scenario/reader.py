@@ -13,6 +13,7 @@ Short for the common case (a session inside lich, interactive, on branch ``main`
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from simulator.scenario.model import DEFAULT_ENV, Expectation, Lich, Scenario, S
 from simulator.scenario.settings import LICH, SESSION
 from simulator.scenario.spec import FAILED, Defs, Field, Kind, Reader, Record, Schema, Text, did_you_mean, show
 from simulator.scenario.steps import Steps, opens
-from simulator.scenario.yamlnodes import YamlError, YList, YMap, load
+from simulator.scenario.variants import Variants, expand
+from simulator.scenario.yamlnodes import YamlError, YList, YMap, load, read_file
 
 __all__ = ["DEFAULT_ENV", "KINDS", "OPERATORS", "TOP", "Expectation", "Scenario", "ScenarioError", "read"]
 
@@ -30,12 +32,17 @@ class ScenarioError(Exception):
     """The file is not a valid scenario: ``problems`` holds ``(line, message)`` pairs."""
 
     def __init__(self, file: str, problems: list[tuple[int, str]]) -> None:
-        super().__init__("\n".join(f"{file}:{line}: {message}" for line, message in problems))
+        super().__init__("\n".join(_one_line(f"{file}:{line}: {message}") for line, message in problems))
         self.file = file
         self.problems = problems
 
     def lines(self) -> list[str]:
-        return [f"{self.file}:{line}: {message}" for line, message in self.problems]
+        """One ``FILE:LINE: what`` line per problem (a control character in it is escaped: one line each)."""
+        return [_one_line(f"{self.file}:{line}: {message}") for line, message in self.problems]
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in text)
 
 
 _CLAUSE = re.compile(r"[A-Z]+(-[A-Z]+)*")
@@ -89,6 +96,9 @@ TOP = Record(
               default=(), missing="{path}: 'steps' is missing"),
         Field("expect", Expectations(), "Expectations checked against the transcript once the steps have run.",
               default=()),
+        Field("variants", Variants(), "Several cases in one file: each variant is this scenario with its own "
+              "changes (merged `session` and `lich`, values `set` at paths, expectations added), replayed and "
+              "snapshotted under its name. The file's own scenario is then only what they share."),
     ],
     description="A scenario replayed by `agent-cards replay`, described in docs/scenarios.md. The schema describes "
     "the file after YAML tags are expanded: a `!repeat {text, times, then}` value is the text it builds, so it "
@@ -98,14 +108,33 @@ TOP = Record(
 
 def read(path: Path | str, text: str | None = None, known_clauses: set[str] | None = None) -> Scenario:
     file = str(path)
-    try:
-        data = load(text if text is not None else Path(path).read_text(encoding="utf-8"))
+    try:  # a hostile file too: bounded in size, depth, aliases, texts (simulator.scenario.yamlnodes)
+        data = load(text if text is not None else read_file(path))
     except YamlError as error:
         raise ScenarioError(file, [(error.line, error.message)]) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScenarioError(file, [(1, f"cannot read the file: {error}")]) from None
     if not isinstance(data, YMap):
         raise ScenarioError(file, [(1, "a scenario is a mapping with title, clauses and steps")])
+    if "variants" in data:
+        return _with_variants(file, data, known_clauses)
+    return _scenario(file, data, known_clauses)
+
+
+def _with_variants(file: str, data: YMap, known_clauses: set[str] | None) -> Scenario:
+    r = Reader()
+    made = expand(r, data)
+    variants, problems = [], list(r.problems)
+    for name, one in made:
+        try:
+            variants.append(replace(_scenario(file, one, known_clauses), variant=name))
+        except ScenarioError as error:
+            problems += [(line, f"variant {name!r}: {message}") for line, message in error.problems]
+    if problems or not variants:
+        raise ScenarioError(file, sorted(set(problems)) or [(data.line_of("variants"), "variants: none given")])
+    first = variants[0]
+    return replace(first, variant=None, variants=tuple(variants), expect=(), steps=())
+
+
+def _scenario(file: str, data: YMap, known_clauses: set[str] | None) -> Scenario:
     r = Reader()
     r.mapping(None, 0, data, "scenario", TOP.fields)
     parts = TOP.read_fields(r, data, "scenario", child=str)

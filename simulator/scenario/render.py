@@ -1,4 +1,10 @@
-"""Serializers of a replay: the readable timeline (``agent-cards replay``) and JSON (``--json``)."""
+"""Serializers of a replay: the readable timeline (``agent-cards replay``) and JSON (``--json``).
+
+The timeline is for reading, the JSON is the contract. The timeline opens with a header that names
+its columns (the first is virtual ms since the scenario's start); a long value is shortened inside
+(a long text in an input or a result), never by cutting its keys off; what the model or the person
+reads (a deny, an error, a toast, a note, a context line) is printed whole.
+"""
 
 from __future__ import annotations
 
@@ -9,60 +15,131 @@ from typing import Any
 from simulator.scenario.replay import Replay
 
 _WIDTH = 14
+#: The header under a scenario's first line: what the columns are.
+HEADER = f"{'t (ms)':>9}  {'event':<{_WIDTH}} what happened   (t: virtual ms since the scenario began)"
+_INDENT = " " * (9 + 2 + _WIDTH + 1)
 
 
 def to_json_line(replay: Replay) -> str:
     return json.dumps(replay.to_json(), ensure_ascii=False, separators=(",", ":"))
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "⏎")
+def one_line(text: str) -> str:
+    return text.replace("\n", "⏎")
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _argv(argv: Any) -> str:
+def shortened(value: Any, limit: int = 48) -> Any:
+    """``value`` with every text longer than ``limit`` cut (``…``): its keys and shape are all kept."""
+    if isinstance(value, str):
+        return _cut(value, limit)
+    if isinstance(value, dict):
+        return {k: shortened(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shortened(v, limit) for v in value]
+    return value
+
+
+def compact(value: Any, limit: int = 48) -> str:
+    """A value on one line: JSON with each long text shortened, never its keys."""
+    if isinstance(value, str):
+        return one_line(value)
+    return one_line(json.dumps(shortened(value, limit), ensure_ascii=False))
+
+
+def argv_text(argv: Any, limit: int = 60) -> str:
+    """A command line: the program's own name, then each argument (quoted, a long one shortened)."""
     if not isinstance(argv, list):
-        return _short(argv)
-    return _short(" ".join(shlex.quote(str(a)) if i else str(a).rsplit("/", 1)[-1] for i, a in enumerate(argv)))
+        return compact(argv)
+    words = [str(argv[0]).rsplit("/", 1)[-1]] if argv else []
+    words += [shlex.quote(_cut(one_line(str(a)), limit)) for a in argv[1:]]
+    return " ".join(words)
+
+
+def lich_printed(event: dict[str, Any]) -> str:
+    """What a ``lich open --json`` printed that decides the answer: the session's name and the delivery."""
+    argv = event.get("argv")
+    if not isinstance(argv, list) or argv[1:2] != ["open"] or not event.get("stdout"):
+        return ""
+    try:
+        printed = json.loads(event["stdout"])
+    except ValueError:
+        return "; printed no JSON"
+    if not isinstance(printed, dict):
+        return "; printed no JSON object"
+    parts = []
+    if isinstance(printed.get("name"), str):
+        parts.append(f"session {printed['name']}")
+    delivery = printed.get("delivery")
+    status = delivery.get("status") if isinstance(delivery, dict) else None
+    parts.append(f"delivery {status}" if isinstance(status, str) else "no delivery")
+    return "; " + ", ".join(parts)
 
 
 def describe(event: dict[str, Any]) -> str:
+    """One event's line after its time and kind (a context line follows on lines of its own)."""
     kind = event["kind"]
     if kind == "run":
         if event.get("error"):
-            outcome = f"✗ {event['error']}"
+            outcome = f"✗ {one_line(event['error'])}"
         else:
-            outcome = f"exit {event.get('exit')}"
+            outcome = f"exit {event.get('exit')} after {event.get('ms')} ms"
             if event.get("stderr"):
-                outcome += f", stderr {_short(event['stderr'].strip(), 80)}"
-        return f"{_argv(event['argv'])}  → {outcome} after {event.get('ms')} ms"
+                outcome += f", stderr {one_line(event['stderr'].strip())}"
+            outcome += lich_printed(event)
+        return f"{argv_text(event['argv'])}  → {outcome}"
     if kind == "call":
-        return f"{event['call']} {event['tool']} {_short(event['input'])}"
+        return f"{event['call']} {event['tool']} {compact(event['input'])}"
     if kind == "answer":
         for arm in ("deny", "error", "result"):
             if arm in event:
-                extra = f"  + context {_short(event['context'], 100)}" if event.get("context") else ""
-                return f"{event['call']} {arm}: {_short(event[arm])}{extra}"
+                return f"{event['call']} {arm}: {compact(event[arm])}"
     if kind == "permission":
         return f"{event['call']} {event['outcome']} (via {event['via']})"
     if kind == "spawn":
-        return f"{event['call']} {_short(event['answer'])}"
+        answer = event["answer"]
+        if isinstance(answer, dict) and "deny" in answer:
+            return (f"{event['call']} denied by the mod, its own step: Claude Code starts no agent of its own, and "
+                    f"the Agent call gets the mod's answer next. It told the spawn: {one_line(str(answer['deny']))}")
+        return f"{event['call']} Claude Code's own agent started: {compact(answer)}"
     if kind == "native":
-        return f"{event['call']} {event.get('tool', '')} ran in Claude Code"
+        beneath = f" with {compact(event['input'])}" if "input" in event else ""
+        return f"{event['call']} {event.get('tool', '')} ran in Claude Code{beneath}"
     if kind == "session.start":
         return "interactive" if event["interactive"] else "not interactive (claude -p)"
     if kind == "footer":
         return event["line"] if event["line"] is not None else "(no lich line)"
+    if kind == "check":
+        footer = event.get("footer")
+        return f"the mod counts {event.get('count')} workers; the footer's lich line: {footer or '(none)'}"
     if kind in ("toast", "note", "report"):
-        return _short(event["text"], 200)
+        return one_line(str(event.get("text", "")))
     return ""
 
 
+def event_lines(event: dict[str, Any]) -> list[str]:
+    lines = [f"{event['t']:>9}  {event['kind']:<{_WIDTH}} {describe(event)}".rstrip()]
+    if event["kind"] == "answer":
+        result = event.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        for item in content if isinstance(content, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                lines.append(f"{_INDENT}+ content: {one_line(item['text'])}")
+        lines += [f"{_INDENT}+ context: {one_line(str(line))}" for line in event.get("context") or ()]
+    return lines
+
+
 def to_text(replay: Replay) -> str:
+    """The timeline; a file with variants: one timeline per variant, each under its name."""
+    if replay.variants:
+        return "\n\n".join(to_text(v) for v in replay.variants)
     status = "passed" if replay.passed else "FAILED"
-    lines = [f"{replay.file}: {replay.title} [{status}]"]
+    name = f" [variant: {replay.variant}]" if replay.variant is not None else ""
+    lines = [f"{replay.file}{name}: {replay.title} [{status}]", HEADER]
     for event in replay.events:
-        lines.append(f"{event['t']:>9}  {event['kind']:<{_WIDTH}} {describe(event)}".rstrip())
+        lines += event_lines(event)
     lines.extend(f"  ✗ {failure}" for failure in replay.failures)
     return "\n".join(lines)

@@ -18,13 +18,15 @@ from typing import Any
 
 from agent_cards.engine import ENGINE, Origin
 from simulator.clock import Stalled, VirtualEventLoop
-from simulator.host.claude_code import FakeClaudeCode, Permission, Session
+from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Session
 from simulator.host.process_run import Executor
 from simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
 from simulator.lich.world import LichWorld
 from simulator.runners.virtual import GitScript, VirtualExecutor
 from simulator.scenario import expect, model
 from simulator.scenario.model import Scenario
+from simulator.scenario.scripted import scripted
+from simulator.scenario.spec import MAX_MS
 from simulator.scenario.steps import Call
 
 
@@ -35,13 +37,16 @@ class Replay:
     clauses: tuple[str, ...]
     events: list[dict[str, Any]]
     failures: list[str] = field(default_factory=list)
+    variant: str | None = None  # the variant's name, for one variant of a file with ``variants:``
+    #: A file with ``variants:``: one replay per variant (its own ``events`` are then empty).
+    variants: list[Replay] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and all(v.passed for v in self.variants)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "file": self.file,
             "title": self.title,
             "passed": self.passed,
@@ -49,6 +54,15 @@ class Replay:
             "failures": self.failures,
             "events": self.events,
         }
+        if self.variant is not None:
+            data["variant"] = self.variant
+        if self.variants:
+            data["failures"] = [*self.failures, *(f"[{v.variant}] {f}" for v in self.variants for f in v.failures)]
+            data["variants"] = [
+                {"name": v.variant, "passed": v.passed, "failures": v.failures, "events": v.events}
+                for v in self.variants
+            ]
+        return data
 
 
 # -- the scenario's values as the runtime's -------------------------------------------------------------
@@ -66,7 +80,9 @@ def lich_script(scenario: Scenario) -> LichScript:
         lists=tuple(
             ListScript(from_ms=w.from_ms, until_ms=w.until_ms, stdout=w.stdout, stderr=w.stderr, exit=w.exit)
             for w in lich.lists
+            if w.read is None  # by its read: answered by simulator.scenario.scripted
         ),
+        opens=tuple(open_script(o) for o in lich.opens),
         stops={name: StopScript(exit=stop.exit, stderr=stop.stderr) for name, stop in lich.stops.items()},
         by_prompt={prompt: open_script(o) for prompt, o in scenario.opens.items()},
         **extra,
@@ -102,9 +118,42 @@ class Play:
 
     def __init__(self, host: FakeClaudeCode) -> None:
         self.host = host
+        self.timed: set[asyncio.Task[Any]] = set()  # the ``at:`` steps still waiting for their time
+
+    def at(self, t: int, step: model.Step) -> str | None:
+        """Run ``step`` at virtual time ``t`` while the next steps go on."""
+        now = self.host.now()
+        if t < now:
+            return f"at: {t} ms is already past (it is t={now} ms)"
+
+        async def later() -> None:
+            await self.sleep(t - now)
+            await step.run(self)
+
+        task = asyncio.ensure_future(later())
+        self.timed.add(task)
+        task.add_done_callback(self.timed.discard)
+        return None
+
+    def worker_of(self, call_id: str) -> str | None:
+        """The roster name (agentId) the Agent call ``call_id`` answered with, once it has answered."""
+        for event in self.host.transcript.events:
+            if event["kind"] == "answer" and event["call"] == call_id and isinstance(event.get("result"), dict):
+                agent_id = event["result"].get("agentId")
+                return agent_id if isinstance(agent_id, str) else None
+        return None
+
+    def state(self) -> tuple[int | None, str | None]:
+        """The workers the mod counts now (None: no mod state to read) and the footer's lich line as last drawn."""
+        store = getattr(self.host.mod, "store", None)
+        count = len(store.get().workers) if store is not None else None
+        footers = [e for e in self.host.transcript.events if e["kind"] == "footer"]
+        return count, footers[-1]["line"] if footers else None
 
     async def sleep(self, ms: int) -> None:
-        """Let ``ms`` of virtual time pass."""
+        """Let ``ms`` of virtual time pass (never past ``MAX_MS``: the replay fails there instead)."""
+        if self.host.now() + ms > MAX_MS:
+            raise PastHorizon(f"the steps would run past t={MAX_MS} ms (a day of virtual time, the replay's limit)")
         await asyncio.sleep(ms / 1000)
 
     async def call(self, call: Call) -> None:
@@ -124,7 +173,38 @@ def virtual_executor(scenario: Scenario, world: LichWorld, loop: VirtualEventLoo
     return VirtualExecutor(world, git_script(scenario), scenario.lich.installed, loop.now_ms)
 
 
+class PastHorizon(Exception):
+    """A step would let virtual time pass ``MAX_MS``: the replay stops there, as for a stalled timeline."""
+
+
+#: What a report names when it is about the mod (the engine's own words: a hook skipped, a hook that
+#: overran, a timer that failed).
+MOD_NAMES = (f"{MOD_PLUGIN}:", f"{MOD_PLUGIN}'s ")
+
+
+def strict_failures(scenario: Scenario, events: list[dict[str, Any]]) -> list[str]:
+    """A replay is strict: each report naming the mod fails the scenario, unless a ``report`` expectation
+    (not a ``no report``) matches it, which says the scenario shows it on purpose."""
+    wanted = [e for e in scenario.expect if e.kind == "report" and e.count != 0]
+    out = []
+    for event in events:
+        if event["kind"] != "report" or not any(name in str(event.get("text")) for name in MOD_NAMES):
+            continue
+        if any(expect.matches(e.fields, event) for e in wanted):
+            continue
+        text = str(event.get("text"))
+        shown = text if len(text) <= 300 else text[:300] + "…"
+        out.append(f"{scenario.file}:1: the engine reported the mod at t={event.get('t')}: {shown} (a replay is "
+                   "strict: a scenario that shows this on purpose says so with an expectation such as "
+                   "'- report: {text: {contains: …}}')")
+    return out
+
+
 def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> Replay:
+    """The scenario's transcript; a file with ``variants:`` replays each variant on its own."""
+    if scenario.variants:
+        variants = [replay(v, executor) for v in scenario.variants]
+        return Replay(scenario.file, scenario.title, scenario.clauses, [], variants=variants)
     loop = VirtualEventLoop()
     try:
         return loop.run_until_complete(_replay(scenario, loop, executor))
@@ -135,6 +215,7 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
 async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: ExecutorFactory) -> Replay:
     world = LichWorld(lich_script(scenario))
     host: FakeClaudeCode | None = None
+    play: Play | None = None
     failures: list[str] = []
     try:
         own = scenario.session
@@ -145,7 +226,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             permission=permission(own.permission),
             agent_types=(*Session(env={}).agent_types, *own.agent_types),
         )
-        executor = make_executor(scenario, world, loop)
+        executor = scripted(scenario, make_executor(scenario, world, loop))
         host = FakeClaudeCode(loop, session, executor)
         play = Play(host)
         if own.start:
@@ -157,11 +238,16 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
                 break
             await host.settle()  # the footer redraws a step caused land before the next step begins
         await host.settle()
-    except Stalled as stalled:
+    except (Stalled, PastHorizon) as stalled:
         failures.append(str(stalled))
     finally:
+        timed = list(play.timed) if play is not None else []
+        for task in timed:  # an ``at:`` step later than the last step never happens
+            task.cancel()
+        await asyncio.gather(*timed, return_exceptions=True)
         if host is not None:
             await host.close()
     events = host.transcript.events if host is not None else []
+    failures += strict_failures(scenario, events)
     failures += expect.failures(scenario.expect, events, scenario.file)
-    return Replay(scenario.file, scenario.title, scenario.clauses, events, failures)
+    return Replay(scenario.file, scenario.title, scenario.clauses, events, failures, scenario.variant)

@@ -166,6 +166,24 @@ OPEN = Record(
 # -- session ----------------------------------------------------------------------------------------------
 
 
+def _git_run(*, argv: tuple[str, ...], **values: Any) -> model.GitRun:
+    return model.GitRun(argv=tuple(argv), **values)
+
+
+GIT_RUN = Record(
+    [
+        Field("argv", ListOf(Text(), min_items=2), "The command line, `git` first: `[git, rev-parse, HEAD]`.",
+              default=(), missing="{path}: 'argv' (the git command line, git first) is missing"),
+        Field("stdout", Text(), "What git prints on stdout. Default empty.", default=""),
+        Field("stderr", Text(), "What git prints on stderr. Default empty.", default=""),
+        Field("exit", Int(), "The exit code. Default 0.", default=0),
+    ],
+    _git_run,
+    description="One git command line and how git answers it (after 5 ms).",
+    name="gitRun",
+)
+
+
 class _Git(Kind):
     """A branch name, ``detached``, ``missing``, or the mapping ``{branch, exit, stderr, missing}``."""
 
@@ -179,6 +197,9 @@ class _Git(Kind):
             Field("stderr", Text(), "What a failing git prints on stderr.", default=""),
             Field("missing", Bool(), "true: git is not on PATH, so the run fails to start. Default false.",
                   default=False),
+            Field("runs", ListOf(GIT_RUN), "How git answers other command lines, by argv (a run whose argv is "
+                  "one of these gets its answer; `git branch --show-current` too, which then wins over `branch`).",
+                  default=()),
         ],
         model.Git,
         description="git in detail.",
@@ -320,9 +341,11 @@ LIST_WINDOW = Record(
         Field("stderr", Text(), "What lich prints on stderr. Default `lich: the session list could not be read` and "
               "a newline.", default=model.ListWindow.stderr),
         Field("exit", Int(), "The exit code. Default 1.", default=model.ListWindow.exit),
+        Field("read", Int(minimum=1), "The n-th `lich sessions` read (counting from 1) answers with this, whatever "
+              "its time; `from` and `until` are then not used."),
     ],
     model.ListWindow,
-    description="`lich sessions` answers with this while from <= t < until.",
+    description="`lich sessions` answers with this while from <= t < until, or at its n-th read (`read: N`).",
     name="listWindow",
 )
 
@@ -359,6 +382,8 @@ LICH = Record(
               "worker's roster name.", default={}),
         Field("open", OPEN, "How lich answers every open that no call scripts with its own `lich:`. Default: pending "
               "after 800 ms."),
+        Field("opens", ListOf(OPEN), "By order: the n-th open (counting every open from 1) gets the n-th of these, "
+              "unless its call scripts it with its own `lich:`; an open past the list gets `open`.", default=()),
     ],
     model.Lich,
     description="How the fake lich behaves.",

@@ -21,6 +21,9 @@ from simulator.scenario.replay import Replay
 def snapshot_value(replay: Replay) -> dict[str, Any]:
     """What a snapshot holds: the transcript and what the scenario claims, not whether it passed."""
     data = replay.to_json()
+    if replay.variants:  # one file, several cases: each variant's events under its name
+        return {"title": data["title"], "clauses": data["clauses"],
+                "variants": [{"name": v["name"], "events": v["events"]} for v in data["variants"]]}
     return {"title": data["title"], "clauses": data["clauses"], "events": data["events"]}
 
 

@@ -66,7 +66,10 @@ def show(value: Any) -> str:
         return "a mapping"
     if isinstance(value, YList):
         return "a list"
-    return repr(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"a number of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "…"
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -140,23 +143,36 @@ class Bool(Kind):
 
 
 class Int(Kind):
-    """A whole number; with ``minimum=0`` a time in ms (never negative)."""
+    """A whole number; with ``minimum=0`` a time in ms (never negative, at most ``MAX_MS``).
+
+    Every whole number is bounded (``maximum``, else ``MAX_INT``): a huge one cannot reach the replay.
+    """
 
     expected = "a whole number"
 
-    def __init__(self, description: str = "", minimum: int | None = None) -> None:
+    def __init__(self, description: str = "", minimum: int | None = None, maximum: int | None = None) -> None:
         self.description = description
         self.minimum = minimum
+        self.maximum = maximum
 
     def accepts(self, value: Any) -> bool:
-        return is_int(value) and (self.minimum is None or value >= self.minimum)
+        return (is_int(value) and (self.minimum is None or value >= self.minimum)
+                and value <= self._maximum and value >= -MAX_INT)
+
+    @property
+    def _maximum(self) -> int:
+        return MAX_INT if self.maximum is None else self.maximum
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
         if not is_int(value):
-            r.fail(where, key, f"{path}: expected {self.expected}, got {show(value)}")
+            r.fail(where, key, f"{path}: expected {self.expected}, got {show(value)[:80]}")
             return FAILED
         if self.minimum is not None and value < self.minimum:
             r.fail(where, key, f"{path}: a time in ms cannot be negative")
+            return FAILED
+        if value > self._maximum or value < -MAX_INT:
+            limit = f"{self._maximum} ms (a day of virtual time)" if self.maximum == MAX_MS else str(self._maximum)
+            r.fail(where, key, f"{path}: at most {limit}")
             return FAILED
         return value
 
@@ -164,12 +180,22 @@ class Int(Kind):
         schema: Schema = {"type": "integer"}
         if self.minimum is not None:
             schema["minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
         return described(schema, self.description)
+
+
+#: The longest time or duration a scenario may name, and the virtual time no replay goes past: a day.
+#: (The clock counts whole microseconds; past a day the footer's 5 s poll alone would make a transcript
+#: of more than 17,000 runs.)
+MAX_MS = 86_400_000
+#: The largest whole number of any other field (an exit code, a count): well inside a float's exact range.
+MAX_INT = 2**31 - 1
 
 
 def Ms(description: str = "") -> Int:
     """A time or a duration in virtual ms: a whole number, never negative."""
-    return Int(description, minimum=0)
+    return Int(description, minimum=0, maximum=MAX_MS)
 
 
 class Nullable(Kind):

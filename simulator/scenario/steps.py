@@ -41,6 +41,7 @@ from simulator.scenario.spec import (
     Const,
     Defs,
     Field,
+    Int,
     Kind,
     Ms,
     Nullable,
@@ -156,6 +157,7 @@ class Call:
     agent: str | None = None
     permission: model.Permission | None = None  # None: the session's
     lich: model.Open | None = None
+    worker_of: str | None = None  # a TaskStop naming the worker this Agent call opened (resolved when it runs)
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,16 @@ class Calls:
     esc_after: int | None = None
 
     async def run(self, play: Play) -> str | None:
-        calls = [asyncio.ensure_future(play.call(call)) for call in self.calls]
+        named = []
+        for one in self.calls:
+            if one.worker_of is not None:
+                name = play.worker_of(one.worker_of)
+                if name is None:
+                    return (f"taskstop: the call {one.worker_of!r} has not answered with a worker (no agentId) "
+                            "before this step")
+                one = Call(one.tool, {"task_id": name}, one.id, one.origin, one.agent, one.permission)  # noqa: PLW2901
+            named.append(one)
+        calls = [asyncio.ensure_future(play.call(call)) for call in named]
         pressed = None
         if self.esc_after is not None:
             pressed = asyncio.ensure_future(_esc_after(play, self.esc_after))
@@ -214,8 +225,13 @@ _CALL_OWN = [
           "`shell_id`).", default="Agent"),
 ]
 _LICH = Field("lich", OPEN, "How lich answers the open of THIS call (matched by its prompt).")
-_TASKSTOP = Field("taskstop", Text(), "The task id to stop: a worker's roster name (the agentId its Agent call "
-                  "answered), or a native agent's id.")
+_TASKSTOP = Field("taskstop", AnyOf(
+    Text("A worker's roster name (the agentId its Agent call answered), or a native agent's id."),
+    Record([Field("worker", Text(), "The id of the Agent call that opened the worker (`toolu_0001`).",
+                  missing="{path}: 'worker' (the id of the call that opened it) is missing")],
+           description="The worker the Agent call with this id opened, by that call (its roster name is read "
+           "from the call's answer when the TaskStop is made)."),
+), "The task id to stop: a roster name as text, or `{worker: CALL_ID}` for the worker that call opened.")
 _ALL_KEYS = {f.key for f in (*_CALL_KEYS, *_CALL_OWN, _LICH, _TASKSTOP)}
 
 _AGENT_INPUT: Schema = {
@@ -249,6 +265,7 @@ def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> Call | None:
         return None
     number = ids.next()
     call_id = _field(r, m, _CALL_KEYS[0], path) if "id" in m else number
+    worker_of = None
     if "taskstop" in m:
         extra = ", ".join(k for k in ("call", "tool", "lich") if k in m)
         if extra:
@@ -256,8 +273,12 @@ def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> Call | None:
                    "tool: TaskStop)")
             return None
         target = m["taskstop"]
-        if not isinstance(target, str):
-            r.fail(m, "taskstop", f"{path}.taskstop: expected the task id (a worker's roster name) as text")
+        worker_of = None
+        if isinstance(target, YMap) and set(target) == {"worker"} and isinstance(target["worker"], str):
+            worker_of, target = target["worker"], ""
+        elif not isinstance(target, str):
+            r.fail(m, "taskstop", f"{path}.taskstop: expected the task id (a worker's roster name) as text, or "
+                   "{worker: CALL_ID}")
             return None
         tool, tool_input = "TaskStop", {"task_id": target}
     else:
@@ -277,7 +298,7 @@ def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> Call | None:
     lich = _field(r, m, _LICH, path)
     if FAILED in (call_id, tool, origin, agent, permission, lich):
         return None
-    return Call(tool, tool_input, call_id, origin, agent, permission, lich)
+    return Call(tool, tool_input, call_id, origin, agent, permission, lich, worker_of if "taskstop" in m else None)
 
 
 def _esc_after_of(r: Reader, item: YMap, path: str) -> Any:
@@ -321,9 +342,9 @@ KINDS["call"] = _CallKind(
     [*_CALL_OWN, _LICH], agent=True,
 )
 KINDS["taskstop"] = _CallKind(
-    "taskstop", "`taskstop: NAME` + call keys",
+    "taskstop", "`taskstop: NAME` or `taskstop: {worker: CALL_ID}` + call keys",
     "The model calls `TaskStop({task_id: NAME})`; NAME is a worker's roster name (the `agentId` its Agent call "
-    "answered) or a native agent's id.",
+    "answered) or a native agent's id; `taskstop: {worker: toolu_0001}` names the worker that call opened.",
     [_TASKSTOP], agent=False,
 )
 
@@ -473,6 +494,42 @@ class Errands:
         return None
 
 
+#: ``check`` without ``footer``: the footer is not checked (null checks that there is no lich line).
+UNCHECKED = "<not checked>"
+
+
+@dataclass(frozen=True)
+class Check:
+    count: int | None = None
+    footer: str | None = UNCHECKED
+
+    async def run(self, play: Play) -> str | None:
+        count, footer = play.state()
+        play.host.transcript.record("check", count=count, footer=footer)
+        wrong = []
+        if self.count is not None and count != self.count:
+            wrong.append(f"the mod counts {count} workers, not {self.count}")
+        if self.footer not in (UNCHECKED, footer):
+            wrong.append(f"the footer's lich line is {footer!r}, not {self.footer!r}")
+        return "check: " + "; ".join(wrong) if wrong else None
+
+
+_CHECK = Record(
+    [
+        Field("count", Int(minimum=0), "The number of workers the mod counts now."),
+        Field("footer", Nullable(Text()), "The footer's lich line as last drawn, e.g. `lich: 1 worker` (null: no "
+              "lich line, or no footer drawn yet).", default=UNCHECKED),
+    ],
+    Check,
+    description="What must hold now; each given key is checked.",
+)
+
+action("check", _CHECK, form="`check: {count: N, footer: TEXT}`", expected="{count, footer}",
+       make=lambda value: value,
+       doc="Reads the mod's state now without drawing the footer: the workers it counts and the lich line last "
+       "drawn. Records a `check` event; a key given that does not hold fails the replay there.")(Check)
+
+
 @action(
     "workflow",
     Record(
@@ -494,6 +551,62 @@ class Workflow:
     async def run(self, play: Play) -> str | None:
         await play.workflow(self.description, self.prompt)
         return None
+
+
+#: What an ``at:`` step may do at its time.
+TIMED = ("esc", "reload", "footer", "session.start", "errands", "check")
+
+
+@dataclass(frozen=True)
+class At:
+    """``at: T`` with one action: the action happens at virtual time T while the next steps go on."""
+
+    t: int
+    step: model.Step
+
+    async def run(self, play: Play) -> str | None:
+        return play.at(self.t, self.step)
+
+
+class _At(StepKind):
+    key = "at"
+    form = "`at: T` + one of " + ", ".join(f"`{k}`" for k in TIMED)
+    doc = ("Does the action at t=T (virtual ms since the start), while the steps after this one go on: Esc in the "
+           "middle of a call, a reload or a `session.start` between two reads, errands at a given time. The step "
+           "itself ends at once; a T already past fails the replay; a T after the last step never comes.")
+
+    def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
+        t = Ms().read(r, item, "at", item["at"], f"{path}.at")
+        actions = [k for k in item if k != "at"]
+        if len(actions) != 1 or actions[0] not in TIMED:
+            got = ", ".join(actions) or "none"
+            r.fail(item, "at", f"{path}: 'at' takes one action of {', '.join(TIMED)} (got {got})")
+            return None
+        (key,) = actions
+        one = YMap({key: item[key]})
+        one.line, one.key_lines = item.line, {key: item.line_of(key)}
+        bare = item[key] is None and KINDS[key].bare
+        step = KINDS[key].read_bare() if bare else KINDS[key].read(r, one, path, ids)
+        if step is None or t is FAILED:
+            return None
+        return At(t, step)
+
+    def schema(self, defs: Defs) -> Schema:
+        return {
+            "description": self.doc,
+            "type": "object",
+            "required": ["at"],
+            "minProperties": 2,
+            "maxProperties": 2,
+            "additionalProperties": False,
+            "properties": {
+                "at": Ms("The virtual time, ms since the start.").schema(defs),
+                **{k: KINDS[k].schema(defs)["properties"][k] for k in TIMED},
+            },
+        }
+
+
+KINDS["at"] = _At()
 
 
 # -- the list of steps -------------------------------------------------------------------------------------
@@ -566,7 +679,7 @@ class Steps(Kind):
 
 #: The kinds that take keys besides their own (the call keys), found by their key among the others, in
 #: this order (a taskstop step that also holds ``call`` is a taskstop with a key too many).
-_SHARED = [KINDS["taskstop"], KINDS["call"], KINDS["parallel"]]
+_SHARED = [KINDS["taskstop"], KINDS["call"], KINDS["parallel"], KINDS["at"]]
 
 
 def _check_calls(r: Reader, steps: YList, read: list[model.Step], lines: list[int]) -> None:

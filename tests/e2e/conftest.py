@@ -89,6 +89,28 @@ def fake_api(tmp_path: Path) -> Iterator[ModelFactory]:
             model.close()
 
 
+def build_command_hook_plugin(folder: Path) -> Path:
+    """The command hook as a plugin of its own, as a person would make one: a copy of this repository's
+    ``.claude-plugin/plugin.json``, ``agent_cards/`` and ``hooks/agent-cards-hook``, with
+    ``hooks/command-hooks.json`` as its ``hooks/hooks.json`` (the repository's own hooks file installs the
+    module). A plugin, not the settings' hooks: the hook keeps its state under ``CLAUDE_PLUGIN_DATA``, which
+    Claude Code sets only for a plugin's hooks. Same name as the repository's plugin, so the same data folder.
+    """
+    (folder / "hooks").mkdir(parents=True)
+    shutil.copytree(_ROOT / ".claude-plugin", folder / ".claude-plugin",
+                    ignore=shutil.ignore_patterns("types"))
+    shutil.copytree(_ROOT / "agent_cards", folder / "agent_cards", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(_ROOT / "hooks" / "agent-cards-hook", folder / "hooks" / "agent-cards-hook")
+    shutil.copy(_ROOT / "hooks" / "command-hooks.json", folder / "hooks" / "hooks.json")
+    return folder
+
+
+@pytest.fixture
+def command_hook_plugin(tmp_path: Path) -> Path:
+    """A fresh plugin folder holding the command hook (:func:`build_command_hook_plugin`)."""
+    return build_command_hook_plugin(tmp_path / "command-hook-plugin")
+
+
 @dataclass(frozen=True)
 class ProbePlugin:
     """A throwaway plugin whose PreToolUse(Agent) hook logs what it saw."""

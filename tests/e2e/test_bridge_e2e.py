@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from agent_cards.texts import person_text
+from agent_cards import bridge
+from agent_cards.texts import agent_text, person_text
 from claude_driver.lich_log import LoggedLich
 from claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
 from claude_driver.runs import run_validate
@@ -40,6 +41,7 @@ LAUNCHED = "Async agent launched successfully"
 WORKER = "session-2-9f81"  # the fake lich's first worker: label "Session 2"
 ONE = person_text("footer.workers.one")
 DEFAULT = ["--permission-mode", "default"]
+AGENT_HOOK = next(i for i, r in enumerate(bridge.registrations()[0]) if r.matcher == {"tool": "Agent"})
 
 
 class FakeLich(LoggedLich):
@@ -471,3 +473,47 @@ def test_a_reloaded_module_takes_the_next_call(
     assert status == 0
     assert [c[5] for c in fake_lich.calls()] == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
     assert LAUNCHED in text_of(result_for(model, second)["content"])
+
+
+def settings_command_hook(sandbox: Sandbox, plugin: Path) -> None:
+    """The command hook in the scratch HOME's settings (``hooks/command-hooks.json``, its launcher named by
+    path, as one copies it into a hooks file of one's own)."""
+    entries = (plugin / "hooks" / "hooks.json").read_text(encoding="utf-8")
+    entries = entries.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
+    folder = sandbox.home / ".claude"
+    folder.mkdir(exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps({"hooks": json.loads(entries)["hooks"]}), encoding="utf-8")
+
+
+def test_the_module_and_a_settings_command_hook_take_one_call_once(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, command_hook_plugin: Path,
+    tmp_path: Path, timings: list[str]
+) -> None:
+    """Exactly one taker: the plugin (the module) and the command hook in the settings, one general-purpose
+    call. The command hook is given a data folder (CLAUDE_PLUGIN_DATA), so it can take the call too."""
+    settings_command_hook(sandbox, command_hook_plugin)
+    data = tmp_path / "command-hook-data"
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Launched."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(CLAUDE_PLUGIN_DATA=str(data)),
+             extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        screen = tui.wait_idle(30)
+        status = tui.exit()
+    timings.append(f"interactive: module and settings command hook, one call: {time.monotonic() - start:.2f}s")
+    print(screen)
+    assert status == 0
+    assert list(data.glob("sessions/*.json")), "the command hook ran (it recorded the session)"
+    assert fake_lich.calls() == [open_argv("Fix the auth flow in src/auth.")]  # one open
+    answers = [r for q in model.main_requests for r in tool_results(q) if r.get("tool_use_id") == general.id]
+    assert len({json.dumps(a, sort_keys=True) for a in answers}) == 1, answers  # one answer, repeated in history
+    assert not model.subagent_requests  # no native subagent ran
+    # The taker is the command hook: it decides at PreToolUse, beneath the module's tool.call, and denies
+    # the call there, so agent.spawn is never raised and the module passes on what came back beneath.
+    assert answers[0].get("is_error") is True
+    assert text_of(answers[0]["content"]).startswith(
+        "PreToolUse:Agent hook error: " + agent_text("en", "hook.launched.shared", name=WORKER))
+    steps = bridge_log(fake_lich)
+    assert [(s["op"], s["hook"], s["kind"]) for s in steps] == [("event", AGENT_HOOK, "next"), ("resume", None, "done")]

@@ -1,4 +1,6 @@
-"""The command hook in the real Claude Code: this repository installed as a plugin (``--plugin-dir``).
+"""The command hook in the real Claude Code, installed as a plugin of its own (``--plugin-dir``): a folder
+built from this repository with ``hooks/command-hooks.json`` as its hooks file (``conftest.command_hook_plugin``),
+since the repository's own hooks file installs the module.
 
 The fake Messages API scripts the model's tool calls; the fake lich (``fake-lich``) stands behind
 LICH_BIN, its state in FAKE_LICH_STATE. Each run prints its wall time (``[e2e timing]``).
@@ -28,10 +30,17 @@ pytestmark = pytest.mark.e2e
 
 ModelFactory = Callable[..., ScriptedModel]
 
-ROOT = Path(__file__).resolve().parents[2]
 TRIGGER = "E2E-TRIGGER: please delegate this to a subagent."
 LAUNCHED = "Async agent launched successfully"
 WORKER = "session-2-9f81"  # the fake lich's first worker: label "Session 2", id 9f81
+
+
+@pytest.fixture
+def plugin(command_hook_plugin: Path) -> Path:
+    """The command hook's plugin folder (see the module's docstring)."""
+    return command_hook_plugin
+
+
 class FakeLich(LoggedLich):
     def env(self) -> dict[str, str]:
         return {
@@ -78,6 +87,18 @@ def state_files(sandbox: Sandbox) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
 
 
+def say_yes(tui: Tui, timeout: float = 30.0) -> None:
+    """Enter on the permission dialog's default (Yes) until the dialog goes: an Enter pressed while the
+    dialog is still being drawn can be lost."""
+    deadline = time.monotonic() + timeout
+    while "Do you want to proceed?" in tui.screen():
+        assert time.monotonic() < deadline, tui.screen()
+        tui.key("Enter")
+        gone = time.monotonic() + 2.0
+        while "Do you want to proceed?" in tui.screen() and time.monotonic() < gone:
+            time.sleep(0.1)
+
+
 def first_user_text(request: RecordedRequest) -> str:
     return text_of(request.body["messages"][0]["content"])
 
@@ -92,8 +113,10 @@ def timings(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
             print(f"\n[e2e timing] {line}")
 
 
-def test_the_repository_validates_as_a_plugin(claude: Path, tmp_path: Path, timings: list[str]) -> None:
-    run = run_validate(claude, ROOT, tmp_path / "validate-home")
+def test_the_command_hook_validates_as_a_plugin(
+    claude: Path, plugin: Path, tmp_path: Path, timings: list[str]
+) -> None:
+    run = run_validate(claude, plugin, tmp_path / "validate-home")
     timings.append(f"claude plugin validate: {run.elapsed:.2f}s")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Validation passed" in run.stdout, run.stdout
@@ -102,12 +125,12 @@ def test_the_repository_validates_as_a_plugin(claude: Path, tmp_path: Path, timi
 
 
 def test_print_mode_keeps_the_agent_native(
-    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
     """-p: no person is at the session, so a general-purpose Agent call runs inside Claude Code."""
     call = agent_call("general-purpose", "print mode task", "Reply with the single word hello.")
     model = fake_api([call], subagent_replies=["hello"])
-    run = run_print(claude, sandbox, [ROOT], TRIGGER, model, env_extra=fake_lich.env(), timeout=120)
+    run = run_print(claude, sandbox, [plugin], TRIGGER, model, env_extra=fake_lich.env(), timeout=120)
     timings.append(f"-p run (Agent stays native, subagent runs): {run.elapsed:.2f}s")
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -123,7 +146,7 @@ def test_print_mode_keeps_the_agent_native(
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")
 def test_interactive_screen_takes_the_agent_and_leaves_explore(
-    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
     """The TUI: general-purpose is taken (a card); TaskStop never reaches the hook, so the worker is
     stopped with the lich command the deny named; Explore stays native."""
@@ -134,12 +157,12 @@ def test_interactive_screen_takes_the_agent_and_leaves_explore(
     explore = agent_call("Explore", "Find the tests", "List the test files.")
     model = fake_api([general, task_stop, close, explore, "All calls are done."], subagent_replies=["Found none."])
     start = time.monotonic()
-    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(),
+    with Tui(claude, sandbox, [plugin], model, env_extra=fake_lich.env(),
              extra_args=["--permission-mode", "default"]) as tui:
         ready = time.monotonic() - start
         tui.type(TRIGGER)
         tui.wait_for(r"Do you want to proceed\?", 60)  # the Bash call: the person says yes
-        tui.key("Enter")
+        say_yes(tui)
         assert model.wait_until(lambda m: m.remaining == 0 and len(m.main_requests) >= 5, 90), tui.screen()
         assert model.wait_until(lambda m: bool(m.subagent_requests), 60), tui.screen()
         screen = tui.wait_idle(60)
@@ -187,14 +210,14 @@ def test_interactive_screen_takes_the_agent_and_leaves_explore(
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")
 def test_interactive_open_failure_runs_the_native_agent_and_says_why(
-    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
     """lich could not open a card: no decision, so Claude Code runs its own agent; the person is told."""
     fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(fail="no lich is running")))
     general = agent_call("general-purpose", "Fix the auth flow", "Fix the auth flow in src/auth.")
     model = fake_api([general, "Done."], subagent_replies=["Fixed."])
     start = time.monotonic()
-    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(),
+    with Tui(claude, sandbox, [plugin], model, env_extra=fake_lich.env(),
              extra_args=["--permission-mode", "default"]) as tui:
         tui.type(TRIGGER)
         assert model.wait_until(lambda m: bool(m.subagent_requests) and m.remaining == 0, 60), tui.screen()

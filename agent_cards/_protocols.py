@@ -1,0 +1,100 @@
+"""The engine's Protocols (``$``, ``next``, ``on``): :mod:`agent_cards.engine` names them all.
+
+They live here because a ``Protocol`` needs ``typing``, which the command hook does not load: the
+engine module gives them on first use, so ``from agent_cards.engine import Host`` works unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeAlias, overload
+
+from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, HookResult, Matcher, Origin, ProcessResult
+
+
+class Signal(Protocol):
+    """Aborted when the person presses Esc (or the hook's budget ran out)."""
+
+    @property
+    def aborted(self) -> bool: ...
+
+
+class Next(Protocol):
+    """Runs everything beneath the hook. Carries who raised the event and the abort signal."""
+
+    @property
+    def origin(self) -> Origin: ...
+
+    @property
+    def signal(self) -> Signal: ...
+
+    @property
+    def event(self) -> str: ...
+
+    async def __call__(self, e: Event, /) -> HookResult: ...
+
+
+class Env(Protocol):
+    def get(self, name: str, /) -> str | None:
+        """The variable's value, or None when it is unset."""
+        ...
+
+
+class Process(Protocol):
+    async def run(self, argv: Sequence[str], /, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProcessResult:
+        """Run ``argv`` (no shell). Raises :class:`ProcessError` on a timeout or a failed start."""
+        ...
+
+
+class UI(Protocol):
+    async def toast(self, text: str, /) -> None: ...
+
+    def invalidate(self, event: str, /) -> None:
+        """Ask the engine to raise ``event`` again (``"ui.render"``: redraw the footer)."""
+        ...
+
+
+Timer: TypeAlias = Callable[[], Awaitable[None]]
+
+
+class Clock(Protocol):
+    def now(self) -> int:
+        """Milliseconds on the host's clock."""
+        ...
+
+    def after(self, ms: int, fn: Timer, /) -> None:
+        """Run ``fn`` once, ``ms`` milliseconds from now. A reload of the module cancels it."""
+        ...
+
+    def every(self, ms: int, fn: Timer, /) -> None:
+        """Run ``fn`` every ``ms`` milliseconds. A reload of the module stops it."""
+        ...
+
+
+class Host(Protocol):
+    """What a hook may touch: ``$`` in the JavaScript engine."""
+
+    @property
+    def env(self) -> Env: ...
+
+    @property
+    def process(self) -> Process: ...
+
+    @property
+    def ui(self) -> UI: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+
+Hook: TypeAlias = Callable[[Host, Event, Next], Awaitable[HookResult | None]]
+
+
+class On(Protocol):
+    """The ``on`` a module's ``register`` receives."""
+
+    @overload
+    def __call__(self, event: str, hook: Hook, /) -> None: ...
+
+    @overload
+    def __call__(self, event: str, matcher: Matcher, hook: Hook, /) -> None: ...

@@ -1,0 +1,55 @@
+"""Every speed figure beside its goal: ``python -m bench [--quick] [SECTION ...]``.
+
+Sections: leave (P1), virtual (P3), memory (P3), cold (P6), real (P4), cli. Each figure is the
+median of its samples, with min and max; PASS when the median meets the goal. Ratios are taken
+within one round, their sides run in turn, so that a loaded machine slows both alike.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from bench import cli_speed, cold_start, in_process, real_processes
+from bench.figures import Figure, print_section
+
+
+def sections(quick: bool) -> dict[str, tuple[str, Callable[[], list[Figure]]]]:
+    rounds = 5 if quick else 15
+    return {
+        "leave": ("P1 · the mod's hook for a call it leaves (in process)", lambda: in_process.leave_cost(rounds * 2)),
+        "virtual": ("P3 · virtual time (in process)", lambda: in_process.virtual_time(rounds)),
+        "memory": ("P3 · memory across replays in one process",
+                   lambda: in_process.memory(1_000 if quick else 10_000)),
+        "cold": ("P6 · cold starts (interleaved, ratios to the floor in the same round)",
+                 lambda: cold_start.cold_starts(rounds * 2)),
+        "real": ("P4 · real processes", lambda: real_processes.parallel_opens(3 if quick else 5)),
+        "cli": ("CLI · per scenario, start-up included once", lambda: cli_speed.per_scenario(3 if quick else 5)),
+    }
+
+
+def main(argv: Sequence[str]) -> int:
+    quick = "--quick" in argv
+    wanted = [a for a in argv if not a.startswith("--")]
+    table = sections(quick)
+    unknown = [name for name in wanted if name not in table]
+    if unknown:
+        print(f"usage: python -m bench [--quick] [{' | '.join(table)} ...]", file=sys.stderr)
+        return 2
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.2f} at the start"
+          f"{' (--quick)' if quick else ''}")
+    missed = 0
+    for name, (title, measure) in table.items():
+        if wanted and name not in wanted:
+            continue
+        figures = measure()
+        print_section(title, figures)
+        missed += sum(1 for f in figures if f.verdict == "MISS")
+    print(f"{missed} figure(s) miss their goal" if missed else "every figure meets its goal")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

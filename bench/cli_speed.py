@@ -1,0 +1,42 @@
+"""The CLI per scenario: ``agent-cards replay scenarios`` and pytest's scenario tier, start-up included once.
+
+Each is one process over every shipped scenario; the figure is its wall time over the number of
+scenarios. The in-process cost of one replay (parse, replay, transcript) is shown beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from bench.figures import Figure, command, interleaved
+from simulator.scenario.files import read_checked, scenario_files
+from simulator.scenario.replay import replay
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+
+
+def per_scenario(rounds: int) -> list[Figure]:
+    files = scenario_files([SCENARIOS])
+    count = len(files)
+    bindir = Path(sys.executable).parent
+    env = {**os.environ, "AGENT_CARDS_E2E": "0"}
+    times = interleaved({
+        "replay": command([str(bindir / "agent-cards"), "replay", str(SCENARIOS)], env),
+        "pytest": command([str(bindir / "pytest"), "-q", "-p", "no:cacheprovider", str(SCENARIOS)], env),
+    }, rounds)
+    one = []
+    for _ in range(max(5, rounds)):
+        begun = time.perf_counter()
+        for path in files:
+            replay(read_checked(path))
+        one.append((time.perf_counter() - begun) * 1000 / count)
+    return [
+        Figure(f"CLI agent-cards replay scenarios, per scenario ({count})", [t * 1000 / count for t in times["replay"]],
+               "ms", 2.0),
+        Figure("CLI pytest scenarios, per scenario", [t * 1000 / count for t in times["pytest"]], "ms", 2.0),
+        Figure("CLI one replay in process (read, replay, transcript)", one, "ms", None),
+    ]

@@ -1,0 +1,119 @@
+"""What must hold on every transcript, whatever the host, lich and git did.
+
+Each check gives a :class:`Violation`: its kind (what a shrink keeps), one line saying what went wrong,
+and where the format can say it, the expectation a written scenario carries so that its replay fails for
+the same reason (a report naming the mod and a stall fail a replay by themselves: a replay is strict).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.scenario.model import Scenario
+from simulator.scenario.replay import Replay
+
+_FOOTER = re.compile(r"lich: (\d+) worker")
+#: Step problems the generator makes (an ``at:`` already past, a TaskStop of a call that opened no worker):
+#: they stop the steps, they are not the mod's.
+_STEP_PROBLEM = re.compile(r"^steps\[\d+\]: (at: .* already past|taskstop: the call)")
+LAUNCHED = ("pending", "unanswered")
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str
+    message: str
+    expect: tuple[dict[str, Any], ...] = field(default=())
+
+
+def check(scenario: Scenario, result: Replay) -> Violation | None:
+    """The first invariant the replay broke, or None."""
+    for failure in result.failures:
+        if _STEP_PROBLEM.match(failure):
+            continue
+        if "the engine reported the mod" in failure:
+            return Violation("mod-report", failure)
+        if "nothing can happen any more" in failure:
+            return Violation("stall", failure)
+        return Violation("replay-failed", failure)
+    events = result.events
+    return (_answers(events) or _native_after_lich(events) or _count(events) or _argv(scenario, events)
+            or _delivery(scenario, events))
+
+
+def _answers(events: Sequence[dict[str, Any]]) -> Violation | None:
+    """Exactly one answer per call."""
+    for call in (e for e in events if e["kind"] == "call"):
+        answers = [e for e in events if e["kind"] == "answer" and e["call"] == call["call"]]
+        if len(answers) != 1:
+            return Violation("answers", f"the call {call['call']} got {len(answers)} answers, not one",
+                             ({"count": 1, "answer": {"call": call["call"]}},))
+    return None
+
+
+def _native_after_lich(events: Sequence[dict[str, Any]]) -> Violation | None:
+    """Never native once lich has the task: a spawn the mod denied is never also run by Claude Code."""
+    denied = {e["call"] for e in events if e["kind"] == "spawn" and "deny" in (e.get("answer") or {})}
+    for e in events:
+        if e["kind"] == "native" and e["call"] in denied and e.get("tool") == "Agent":
+            return Violation("native-after-lich", f"the call {e['call']} ran natively after the mod gave it to lich",
+                             ({"no native": {"call": e["call"], "tool": "Agent"}},))
+    return None
+
+
+def _count(events: Sequence[dict[str, Any]]) -> Violation | None:
+    """The footer's count is never above the opens lich launched so far (nor negative)."""
+    launched: set[str] = set()
+    native = set()
+    for e in events:
+        if e["kind"] == "native":
+            native.add(e["call"])
+        elif e["kind"] == "answer" and isinstance(e.get("result"), dict) and e["result"].get("status") == \
+                "async_launched" and e["call"] not in native:
+            launched.add(e["call"])
+        elif e["kind"] == "footer" and isinstance(e.get("line"), str):
+            found = _FOOTER.search(e["line"])
+            if found and not 0 <= int(found.group(1)) <= len(launched):
+                return Violation("count", f"the footer counts {found.group(1)} at t={e['t']} after {len(launched)} "
+                                 "launched opens", ({"no footer": {"line": e["line"]}},))
+    return None
+
+
+def _argv(scenario: Scenario, events: Sequence[dict[str, Any]]) -> Violation | None:
+    """Every run is an argv list starting with ``$LICH_BIN`` or ``git``."""
+    allowed = {scenario.env.get("LICH_BIN"), "git"}
+    for e in events:
+        argv = e.get("argv") if e["kind"] == "run" else None
+        if e["kind"] == "run" and (not isinstance(argv, list) or not argv or argv[0] not in allowed
+                                   or not all(isinstance(a, str) for a in argv)):
+            return Violation("argv", f"a run at t={e['t']} is {argv!r}", ({"no run": {"argv": argv}},))
+    return None
+
+
+def _delivery(scenario: Scenario, events: Sequence[dict[str, Any]]) -> Violation | None:
+    """An open that printed a delivery is answered as the delivery table says (when nothing interrupted it)."""
+    if any(e["kind"] in ("esc", "reload") for e in events):
+        return None
+    calls = {e["call"]: e for e in events if e["kind"] == "call" and e.get("tool") == "Agent"}
+    for call_id, call in calls.items():
+        prompt = call["input"].get("prompt")
+        script = scenario.opens.get(prompt) if isinstance(prompt, str) else None
+        if script is None or script.stdout is not None or script.exit is not None or script.fail or script.hang \
+                or script.handoff_error is not None or script.delivery is None:
+            continue
+        opened = [e for e in events if e["kind"] == "run" and "open" in e["argv"][1:2] and prompt in e["argv"]]
+        answer = next((e for e in events if e["kind"] == "answer" and e["call"] == call_id), None)
+        if len(opened) != 1 or opened[0].get("exit") != 0 or answer is None:
+            continue
+        status = (answer.get("result") or {}).get("status") if isinstance(answer.get("result"), dict) else None
+        want = ("async_launched" if script.delivery in LAUNCHED
+                else "completed" if script.delivery == "answered" else None)
+        if status != want:
+            wanted: dict[str, Any] = ({"call": call_id, "result": {"status": want}} if want
+                                      else {"call": call_id, "deny": {"absent": False}})
+            return Violation("delivery", f"the call {call_id} with delivery {script.delivery!r} was answered "
+                             f"{status or 'without a result'}, not {want or 'with a deny'}", ({"answer": wanted},))
+    return None

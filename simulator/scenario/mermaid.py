@@ -1,0 +1,115 @@
+"""A replay as a Mermaid sequence diagram (``agent-cards replay --mermaid``), for a bug report.
+
+GitHub, GitLab and most trackers render a fenced ``mermaid`` block, so the diagram can be pasted into
+the report as it is printed. It has five participants: the model, Claude Code, the mod, lich and the
+person at the screen; each event of the transcript is one message or note, in the transcript's order,
+led by its virtual time (``t=800``: ms since the scenario began). Texts are the transcript's own,
+shortened where long, with the few characters Mermaid reads as syntax written as its entity codes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from simulator.scenario.render import argv_text, lich_printed
+from simulator.scenario.replay import Replay
+
+#: The participants: their id in the diagram and the name shown.
+PARTICIPANTS = (("Model", "the model"), ("CC", "Claude Code"), ("Mod", "agent cards mod"), ("Lich", "lich"),
+                ("Person", "the person"))
+_LIMIT = 140
+
+
+def text(value: Any, limit: int = _LIMIT) -> str:
+    """A message's text, on one line and safe for Mermaid (``;``, ``#`` and angle brackets as entity codes)."""
+    raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    raw = " ".join(raw.split())
+    if len(raw) > limit:
+        raw = raw[: limit - 1] + "…"
+    return raw.replace("#", "#35;").replace(";", "#59;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+def _answer(event: dict[str, Any]) -> str:
+    if "deny" in event:
+        return f"deny: {event['deny']}"
+    if "error" in event:
+        return f"error: {event['error']}"
+    result = event.get("result")
+    if isinstance(result, dict) and "status" in result:
+        return f"{result['status']}, agentId {result.get('agentId')!s}"
+    return f"result: {json.dumps(result, ensure_ascii=False)}"
+
+
+def lines_of(event: dict[str, Any]) -> list[str]:
+    """The diagram's line(s) for one event (none for an event it leaves out)."""
+    kind = event["kind"]
+    at = f"t={event['t']}"
+    call, tool, said = event.get("call"), event.get("tool"), event.get("text")
+    if kind == "session.start":
+        how = "interactive" if event.get("interactive") else "not interactive (claude -p)"
+        return [f"CC->>Mod: {text(f'{at} session.start, {how}')}"]
+    if kind == "call":
+        tool_input = event.get("input")
+        what = tool_input.get("description", "") if isinstance(tool_input, dict) else ""
+        return [f"Model->>CC: {text(f'{at} {tool} {call} {what}'.rstrip())}"]
+    if kind == "permission":
+        outcome, via = event.get("outcome"), event.get("via")
+        return [f"Note over CC: {text(f'{at} permission {outcome} (via {via})')}"]
+    if kind == "run":
+        argv = event.get("argv")
+        if event.get("error"):
+            outcome = f"✗ {event['error']}"
+        else:
+            outcome = f"exit {event.get('exit')} after {event.get('ms')} ms{lich_printed(event)}"
+        if isinstance(argv, list) and argv and argv[0] == "git":
+            return [f"Note over Mod: {text(f'{at} {argv_text(argv)} → {outcome}')}"]
+        done = f"t={event['t'] + (event.get('ms') or 0)}"
+        return [f"Mod->>Lich: {text(f'{at} {argv_text(argv)}')}", f"Lich-->>Mod: {text(f'{done} {outcome}')}"]
+    if kind == "spawn":
+        answer = event.get("answer")
+        if isinstance(answer, dict) and "deny" in answer:
+            return [f"Mod-->>CC: {text(f'{at} denies the spawn of {call}: no native agent')}"]
+        return [f"Note over CC: {text(f'{at} own agent for {call} started')}"]
+    if kind == "native":
+        return [f"Note over CC: {text(f'{at} {tool} {call} runs natively')}"]
+    if kind == "answer":
+        return [f"CC-->>Model: {text(f'{at} {call} {_answer(event)}')}"]
+    if kind == "toast":
+        return [f"Mod->>Person: {text(f'{at} toast: {said}')}"]
+    if kind == "note":
+        return [f"Lich->>Model: {text(f'{at} {said}')}"]
+    if kind == "footer":
+        line = event.get("line") or "(no lich line)"
+        return [f"Mod->>Person: {text(f'{at} footer: {line}')}"]
+    if kind == "esc":
+        return [f"Person->>CC: {text(f'{at} Esc')}"]
+    if kind == "reload":
+        return [f"CC->>Mod: {text(f'{at} reload (a fresh module)')}"]
+    if kind == "check":
+        count, footer = event.get("count"), event.get("footer")
+        return [f"Note over Mod: {text(f'{at} check: counts {count}, footer {footer}')}"]
+    if kind == "report":
+        return [f"Note over CC: {text(f'{at} {said}')}"]
+    return []
+
+
+def diagram(replay: Replay) -> str:
+    """The sequence diagram of one replay (of one variant), without the fence."""
+    out = ["sequenceDiagram"]
+    out += [f"    participant {pid} as {name}" for pid, name in PARTICIPANTS]
+    for event in replay.events:
+        out += [f"    {line}" for line in lines_of(event)]
+    for failure in replay.failures:
+        out.append(f"    Note over Model,Person: {text(f'✗ {failure}', 200)}")
+    return "\n".join(out)
+
+
+def to_mermaid(replay: Replay) -> str:
+    """What ``--mermaid`` prints for one file: a heading and a fenced diagram per scenario (per variant)."""
+    if replay.variants:
+        return "\n\n".join(to_mermaid(v) for v in replay.variants)
+    status = "passed" if replay.passed else "FAILED"
+    name = f" [variant: {replay.variant}]" if replay.variant is not None else ""
+    heading = f"{replay.file}{name}: {replay.title} [{status}] (t: virtual ms since the scenario began)"
+    return f"{heading}\n\n```mermaid\n{diagram(replay)}\n```"

@@ -1,0 +1,218 @@
+// The JS half of the bridge (hooks/agent-cards.js) under `claude plugin test`: each test plays the Python
+// side itself. It answers the module's `$.process.spawn` with a host that says hello on its stdout, and
+// the module's `$.http.fetch` (POST /step over the host's socket) with the answers a host would give.
+// The Python side itself is tested in tests/test_bridge.py; the real pair in tests/e2e/test_bridge_e2e.py.
+//
+// Run: `claude plugin test <folder>` where the folder holds the plugin (.claude-plugin/, hooks/) and this
+// file; tests/e2e/test_plugin_kit.py builds such a folder and runs it.
+
+import { expect, mock, test } from 'claude-code/testing'
+
+const SOCKET = '/run/agent-cards-test/s'
+const TOKEN = 'test-token'
+const UNSURE = 'NOT RUN: the bridge stopped while {program} ran.'
+const START = { cwd: '/project', surface: 'terminal', isInteractive: true }
+const AGENT = {
+  tool: 'Agent',
+  tool_use_id: 'toolu_1',
+  description: 'Fix auth',
+  prompt: 'Fix the auth flow.',
+  subagent_type: 'general-purpose',
+}
+const SPAWN = {
+  tool_use_id: 'toolu_1',
+  prompt: 'Fix the auth flow.',
+  description: 'Fix auth',
+  subagentType: 'general-purpose',
+  background: true,
+}
+
+async function until(done, what) {
+  for (let i = 0; i < 200; i++) {
+    if (done()) return
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  throw new Error(`never happened: ${what}`)
+}
+
+// The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
+// object), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
+function pythonSide(on, answer, start = 'ok') {
+  const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
+  const ended = new Promise((resolve) => {
+    world.end = resolve
+  })
+  mock.env(on, { LICH_BIN: '/bin/lich', LICH_PROMPT_LANG: 'en' })
+  on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
+  on('process.spawn', async function* ($, e) {
+    world.spawns.push(e)
+    if (start === 'fails') throw new Error('ENOENT: Executable not found in $PATH: "python3"')
+    const hello = { hello: 1, socket: SOCKET, token: TOKEN, python: '/usr/bin/python3.12', version: [3, 12, 1],
+                    pid: 4242, texts: { 'bridge.unsure': UNSURE } }
+    yield { stream: 'stdout', text: JSON.stringify(hello) + '\n' }
+    await ended
+    return { code: 0, signal: null }
+  })
+  on('http.fetch', ($, e) => {
+    const init = e.init || {}
+    expect(init.socketPath).toBe(SOCKET)
+    expect(init.headers.authorization).toBe(`Bearer ${TOKEN}`)
+    const request = JSON.parse(init.body)
+    world.requests.push(request)
+    return { value: { status: 200, ok: true, headers: {}, text: JSON.stringify(answer(request, world)) } }
+  })
+  on('ui.toast', ($, e) => {
+    world.toasts.push(e.text)
+    return { value: undefined }
+  })
+  on('session.start', ($, e) => ({ cwd: e.cwd }))
+  on('tool.call', ($, e) => {
+    world.natives.push(e)
+    return { result: { native: e.tool, prompt: e.prompt } }
+  })
+  on('agent.spawn', ($, e) => {
+    world.spawned.push(e)
+    return { model: 'm', agentId: 'native-agent' }
+  })
+  return world
+}
+
+async function started($, world) {
+  await $.session.start(START)
+  await until(() => world.spawns.length === 1, 'the host was spawned')
+}
+
+test('session.start spawns one host with the event on its stdin, and it never waits for it', async ($, on) => {
+  const world = pythonSide(on, () => ({ kind: 'done', value: {}, effects: [] }))
+  const result = await $.session.start(START)
+  expect(result).toEqual({ cwd: '/project' })
+  await until(() => world.spawns.length === 1, 'the host was spawned')
+  const [spawn] = world.spawns
+  expect(spawn.argv.slice(0, 4)).toEqual(['python3', '-I', '-S', '-c'])
+  expect(spawn.env).toEqual({ CLAUDE_PLUGIN_ROOT: '/plugin' })
+  const boot = JSON.parse(spawn.input)
+  expect(boot.events).toEqual([{ event: 'session.start', e: START, result: { cwd: '/project' } }])
+  expect(boot.env.LICH_BIN).toBe('/bin/lich')
+  expect(boot.state).toBe(null)
+  world.end()
+})
+
+test('each hook forwards to the host and returns its answer', async ($, on) => {
+  const answers = {
+    'tool.call:Agent': { result: { status: 'async_launched', agentId: 'session-2-9f81' } },
+    'tool.call:TaskStop': { result: { task_id: 'session-2-9f81', task_type: 'local_agent' } },
+    'agent.spawn': { deny: 'lich runs this agent as the card "Session 2" instead.' },
+  }
+  const world = pythonSide(on, (request) => {
+    const key = request.event === 'tool.call' ? `tool.call:${request.e.tool}` : request.event
+    return { kind: 'done', value: answers[key], effects: [] }
+  })
+  await started($, world)
+  const taken = await $.tool.call(AGENT)
+  expect(taken.result).toEqual(answers['tool.call:Agent'].result)
+  const stopped = await $.tool.call({ tool: 'TaskStop', tool_use_id: 'toolu_2', task_id: 'session-2-9f81' })
+  expect(stopped.result).toEqual(answers['tool.call:TaskStop'].result)
+  const spawned = await $.agent.spawn(SPAWN)
+  expect(String(spawned.deny)).toContain('lich runs this agent as the card "Session 2" instead.')
+  expect(world.requests.map((r) => [r.op, r.event, r.hook])).toEqual([
+    ['event', 'tool.call', 1],
+    ['event', 'tool.call', 2],
+    ['event', 'agent.spawn', 3],
+  ])
+  expect(world.requests[0].e).toMatchObject(AGENT)
+  expect(world.requests[0].origin).toEqual({ plugin: 'engine', tier: 'core' })
+  expect(world.natives).toEqual([])
+  expect(world.spawned).toEqual([])
+  expect(world.toasts).toEqual([])
+  world.end()
+})
+
+test('a next request is honoured and its result resumed; toasts come with the answers', async ($, on) => {
+  const world = pythonSide(on, (request) => {
+    if (request.op === 'event') {
+      return { kind: 'next', e: { ...request.e, prompt: 'Rewritten.' }, effects: [{ toast: 'first' }] }
+    }
+    expect(request).toMatchObject({ op: 'resume', id: world.requests[0].id })
+    return { kind: 'done', value: { result: { host: 'saw', beneath: request.value.result } }, effects: [] }
+  })
+  await started($, world)
+  const answer = await $.tool.call(AGENT)
+  expect(world.natives.map((e) => e.prompt)).toEqual(['Rewritten.'])
+  expect(answer.result).toEqual({ host: 'saw', beneath: { native: 'Agent', prompt: 'Rewritten.' } })
+  expect(world.toasts).toEqual(['first'])
+  world.end()
+})
+
+test('pending is polled until the host answers', async ($, on) => {
+  const world = pythonSide(on, (request) => {
+    if (world.requests.length < 3) return { kind: 'pending', busy: ['lich'], effects: [] }
+    expect(request.op).toBe('poll')
+    return { kind: 'done', value: { result: 'taken' }, effects: [] }
+  })
+  await started($, world)
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(world.requests.map((r) => r.op)).toEqual(['event', 'poll', 'poll'])
+  world.end()
+})
+
+test('a host that cannot start: the calls run natively, with one toast', async ($, on) => {
+  const world = pythonSide(on, () => {
+    throw new Error('no host to ask')
+  }, 'fails')
+  await started($, world)
+  await until(() => world.toasts.length === 1, 'the toast')
+  expect((await $.tool.call(AGENT)).result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
+  expect((await $.tool.call({ ...AGENT, tool_use_id: 'toolu_2' })).result.native).toBe('Agent')
+  expect(world.natives.length).toBe(2)
+  expect(world.requests).toEqual([])
+  expect(world.toasts.length).toBe(1)
+  expect(world.toasts[0]).toContain('agent cards could not start Python (python3: ')
+  world.end()
+})
+
+test('a host that fails before next: native, with one toast for the session', async ($, on) => {
+  const world = pythonSide(on, () => ({ kind: 'failed', error: 'the mod raised', calledNext: false, effects: [] }))
+  await started($, world)
+  expect((await $.tool.call(AGENT)).result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
+  expect((await $.tool.call({ ...AGENT, tool_use_id: 'toolu_2' })).result.native).toBe('Agent')
+  expect(world.natives.length).toBe(2)
+  expect(world.toasts.length).toBe(1)
+  expect(world.toasts[0]).toContain('agent cards stopped working for this call (the mod failed: the mod raised)')
+  world.end()
+})
+
+test('a fetch that fails before next: native, with one toast', async ($, on) => {
+  const world = pythonSide(on, () => {
+    throw new Error('connection refused')
+  })
+  await started($, world)
+  expect((await $.tool.call(AGENT)).result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
+  expect(world.natives.length).toBe(1)
+  expect(world.toasts.length).toBe(1)
+  world.end()
+})
+
+test("a failure after next: next's result stands and nothing runs twice", async ($, on) => {
+  const world = pythonSide(on, (request) => {
+    if (request.op === 'event') return { kind: 'next', e: request.e, effects: [] }
+    throw new Error('the host died')
+  })
+  await started($, world)
+  const answer = await $.tool.call(AGENT)
+  expect(answer.result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
+  expect(world.natives.length).toBe(1)
+  expect(world.toasts).toEqual([])
+  world.end()
+})
+
+test('a host lost while a command runs for the call: denied, in the words the hello handed over', async ($, on) => {
+  const world = pythonSide(on, (request) => {
+    if (request.op === 'event') return { kind: 'pending', busy: ['lich'], effects: [] }
+    throw new Error('the host died')
+  })
+  await started($, world)
+  const answer = await $.tool.call(AGENT)
+  expect(answer).toEqual({ deny: 'NOT RUN: the bridge stopped while lich ran.' })
+  expect(world.natives).toEqual([])
+  world.end()
+})

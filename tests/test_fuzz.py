@@ -1,0 +1,108 @@
+"""``agent-cards fuzz``: the writer, the invariants, a seeded run, and a violation written as a scenario."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cards import lich_calls
+from agent_cards.engine import ProcessResult
+from simulator.fuzz import engine
+from simulator.fuzz.engine import Found, Fuzz, check
+from simulator.fuzz.invariants import Violation
+from simulator.fuzz.writer import Repeat, scenario_of, to_yaml
+from simulator.scenario.files import read_checked
+from simulator.scenario.replay import replay
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DEEP_LIST: dict[str, Any] = {
+    "title": "t",
+    "clauses": ["TAKE-TYPE"],
+    "lich": {"lists": [{"from": 0, "until": 60_000, "stdout": Repeat("[", 5000), "exit": 0}]},
+    "steps": [{"call": {"description": "d", "prompt": "p"}}, {"wait": 12_000}],
+}
+
+
+def test_the_writer_writes_what_the_reader_reads() -> None:
+    data = {"title": "t", "clauses": ["TAKE-TYPE"],
+            "steps": [{"call": {"description": "d", "prompt": Repeat("é", 3, then="x"), "n": float("nan")}},
+                      "esc", {"at": 5, "reload": None}, {"wait": 1}]}
+    text = to_yaml(data)
+    assert "!repeat {text: é, times: 3, then: x}" in text
+    scenario = scenario_of(data)
+    assert len(scenario.steps) == 4
+
+
+def test_a_seeded_run_is_clean_and_reproducible() -> None:
+    first, second = Fuzz(11, progress=False), Fuzz(11, progress=False)
+    drawn: list[list[str]] = [[], []]
+    for fuzz, out in ((first, drawn[0]), (second, drawn[1])):
+        original = engine.check
+
+        def spy(data: dict[str, Any], out: list[str] = out, original: Any = original) -> Violation | None:
+            out.append(to_yaml(data))
+            result: Violation | None = original(data)
+            return result
+
+        engine.check = spy
+        try:
+            assert fuzz.run(40) is None
+        finally:
+            engine.check = original
+    assert drawn[0] == drawn[1] and len(drawn[0]) == 40
+
+
+def _old_listed_states(result: ProcessResult) -> dict[str, Any] | None:  # before issue 14: ValueError only
+    if result.exit_code != 0:
+        return None
+    try:
+        listed = json.loads(result.stdout)
+    except ValueError:
+        return None
+    return {str(p.get("name")): p.get("state") for p in listed if isinstance(p, dict)} if isinstance(listed, list) \
+        else None
+
+
+def test_the_deep_list_is_clean_now_and_was_a_mod_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert check(DEEP_LIST) is None
+    monkeypatch.setattr(lich_calls, "listed_states", _old_listed_states)
+    violation = check(DEEP_LIST)
+    assert violation is not None and violation.kind == "mod-report" and "RecursionError" in violation.message
+    path = Fuzz(3, progress=False).write(Found(DEEP_LIST, violation), tmp_path)
+    result = replay(read_checked(path))  # the written file fails for the same reason
+    assert not result.passed and any("RecursionError" in f for f in result.failures)
+
+
+def test_an_invariant_the_format_can_say_is_written_as_an_expectation(tmp_path: Path) -> None:
+    violation = Violation("answers", "the call toolu_0001 got 2 answers, not one",
+                          ({"count": 1, "answer": {"call": "toolu_0001"}},))
+    data = {"title": "t", "clauses": ["TAKE-TYPE"], "steps": [{"wait": 1}]}
+    path = Fuzz(3, progress=False).write(Found(data, violation), tmp_path)
+    result = replay(read_checked(path))
+    assert any("expected exactly 1 answer event" in f for f in result.failures)
+
+
+def test_the_command_line() -> None:
+    def fuzz(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "agent_cards.cli", "fuzz", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120, check=False)
+
+    assert fuzz("--help").stdout.startswith("usage: agent-cards fuzz")
+    assert fuzz("--cases", "x").returncode == 2
+    done = fuzz("--cases", "5", "--seed", "2", "--out", "unused")
+    assert done.returncode == 0 and "5 cases, seed 2" in done.stdout and "no violation" in done.stdout
+
+
+def test_without_hypothesis_it_says_how_to_install_it() -> None:
+    code = ("import sys; sys.modules['hypothesis'] = None; from simulator.fuzz.command import main; "
+            "raise SystemExit(main(['--cases', '1']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and done.stderr.strip() == "agent-cards fuzz needs hypothesis: pip install " \
+        "'agent-cards[fuzz]'"
