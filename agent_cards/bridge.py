@@ -17,7 +17,12 @@ Protocol (one JSON object per ``POST /step``, ``authorization: Bearer <token>``)
   ``hook`` (the order of ``register``) on ``e``;
 - ``{"op": "resume", "id", "value"}`` or ``{"op": "resume", "id", "error"}`` hands back what ``next(e)``
   gave beneath;
-- ``{"op": "poll", "id"}`` asks again after ``pending``.
+- ``{"op": "poll", "id"}`` asks again after ``pending``;
+- ``{"op": "stats"}``: Python's own CPU time so far (``cpuMs``) and the steps served (the bench).
+
+With ``AGENT_CARDS_BRIDGE_LOG`` set, every step is appended to that file as one JSON line: its op, hook and
+answer, ``waited`` (how long the event waited for a host, as the module measured it) and ``cpu`` (this
+process's CPU time in ms after the step).
 
 Every answer comes within :data:`STEP_WAIT_S`: ``{"kind": "done", "value"}``, ``{"kind": "next", "e"}``
 (run ``next`` with this ``e`` and resume), ``{"kind": "failed", "error"}`` or ``{"kind": "pending",
@@ -426,7 +431,8 @@ class Session:
         answer = await self._step(request)
         if self.log is not None:  # AGENT_CARDS_BRIDGE_LOG: every step and its answer, one JSON line each
             record = {"t": time.time(), "op": request.get("op"), "id": request.get("id"),
-                      "hook": request.get("hook"), "kind": answer.get("kind"), "effects": answer.get("effects")}
+                      "hook": request.get("hook"), "kind": answer.get("kind"), "effects": answer.get("effects"),
+                      "waited": request.get("waited"), "cpu": time.process_time() * 1000}
             with contextlib.suppress(OSError), open(self.log, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record) + "\n")
         return answer

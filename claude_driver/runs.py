@@ -74,11 +74,14 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def run_validate(claude: Path, plugin_dir: Path, home: Path, *, timeout: float = 60.0) -> CliRun:
-    """``claude plugin validate DIR`` (no model needed: the base URL is a dead port)."""
+def run_validate(
+    claude: Path, plugin_dir: Path, home: Path, *, timeout: float = 60.0, strict: bool = False
+) -> CliRun:
+    """``claude plugin validate [--strict] DIR`` (no model needed: the base URL is a dead port)."""
     home.mkdir(parents=True, exist_ok=True)
     env = guard_env(home, DEAD_PROXY)
-    return run_claude(claude, ["plugin", "validate", str(plugin_dir)], env=env, cwd=plugin_dir, timeout=timeout)
+    args = ["plugin", "validate", *(["--strict"] if strict else []), str(plugin_dir)]
+    return run_claude(claude, args, env=env, cwd=plugin_dir, timeout=timeout)
 
 
 def run_plugin_test(claude: Path, test_dir: Path, home: Path, *, timeout: float = 300.0) -> CliRun:

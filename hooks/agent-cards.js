@@ -183,11 +183,13 @@ async function step($, h, request) {
 }
 
 async function dispatch($, hook, e, next) {
+  const asked = performance.now()
   const h = await ready($, next.event !== 'ui.render')
   if (!h) return next(e)
   const id = `${++serial}`
   const since = performance.now()
-  let request = { op: 'event', id, hook, e, origin: next.origin, event: next.event }
+  // waited: how long this event waited for a host to say hello (the bench reads it from the host's log)
+  let request = { op: 'event', id, hook, e, origin: next.origin, event: next.event, waited: since - asked }
   let beneath = null
   let busy = []
   try {

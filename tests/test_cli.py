@@ -335,7 +335,8 @@ def test_a_broken_clause_list_is_one_line_not_a_traceback(tmp_path: Path) -> Non
 
 
 def test_replay_mermaid_prints_a_fenced_diagram_per_scenario() -> None:
-    done = agent_cards("replay", "--mermaid", SCENARIOS / "esc-mid-open.yaml", SCENARIOS / "take/old-lich-oversize.yaml")
+    two = (SCENARIOS / "esc-mid-open.yaml", SCENARIOS / "take" / "old-lich-oversize.yaml")
+    done = agent_cards("replay", "--mermaid", *two)
     assert done.returncode == 0, done.stderr
     blocks = re.findall(r"```mermaid\n(.*?)\n```", done.stdout, re.S)
     assert len(blocks) == 3  # one, and one per variant of the other

@@ -79,6 +79,8 @@ def test_a_scenario_without_a_snapshot_says_how_to_make_one(tmp_path: Path) -> N
     (tmp_path / "cases" / "new.yaml").write_text(SCENARIO, encoding="utf-8")
     done = pytest_in(tmp_path, "-o", "agent_cards_scenarios=cases")
     assert done.returncode == 1
-    assert "cases/new.yaml:1: this scenario has no snapshot yet: read its transcript (agent-cards replay " in done.stdout
+    assert "cases/new.yaml:1: this scenario has no snapshot yet: read its transcript (agent-cards replay " in (
+        done.stdout
+    )
     assert "then write the snapshot with: pytest --snapshot-update " in done.stdout
     assert "Snapshot 'new' does not exist" not in done.stdout

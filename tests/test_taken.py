@@ -155,8 +155,7 @@ def test_a_card_the_task_did_not_reach_runs_the_native_agent_naming_it() -> None
     ("outcome", "reason"),
     [
         (ProcessResult(1, "", "lich: no lich is running\n"), "lich: no lich is running"),
-        (ProcessError("$.process.run(lich) aborted: still running after 120000ms", "timeout"),
-         "$.process.run(lich) aborted: still running after 120000ms"),
+        (ProcessError("lich: the run failed to start", "start"), "lich: the run failed to start"),
         (RuntimeError(), "RuntimeError"),
     ],
 )
@@ -164,6 +163,13 @@ def test_an_open_that_failed_runs_the_native_agent_saying_why(outcome: ProcessRe
     assert opening().decide(outcome, 2_000) == Native(
         "toast.open_failed", {"description": "Fix the auth flow", "reason": reason}
     )
+
+
+def test_an_open_that_timed_out_denies_instead_of_running_it_twice() -> None:
+    timed_out = ProcessError("$.process.run(lich) aborted: still running after 120000ms", "timeout")
+    assert opening().decide(timed_out, 120_000) == Deny(AGENT["deny.timeout"])
+    isolated = opening(base=ProcessResult(0, "main\n", ""), isolation="worktree")
+    assert isolated.decide(timed_out, 120_000) == Deny(AGENT["deny.timeout.isolated"].format(branch=BRANCH))
 
 
 def test_esc_during_a_failed_open_denies_instead_of_running_it_twice() -> None:

@@ -124,8 +124,8 @@ def hosts(sandbox: Sandbox) -> list[int]:
 
 
 def test_the_plugin_validates_strictly(claude: Path, tmp_path: Path, timings: list[str]) -> None:
-    run = run_validate(claude, ROOT, tmp_path / "validate-home")
-    timings.append(f"claude plugin validate: {run.elapsed:.2f}s")
+    run = run_validate(claude, ROOT, tmp_path / "validate-home", strict=True)
+    timings.append(f"claude plugin validate --strict: {run.elapsed:.2f}s")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "./agent-cards.js hooks: session.start, tool.call{tool=Agent}, tool.call{tool=TaskStop}" in run.stdout
 

@@ -1,0 +1,216 @@
+"""The bridge in the real Claude Code (offline): its cost per dispatch, the first call's wait, Python's own time.
+
+``python -m bench.bridge [--quick]``, or :func:`bridge_figures` from the ``bench`` package.
+
+- **Per dispatch.** A probe plugin's ``session.start`` hook makes ``$.tool.call({tool: 'TaskStop'})`` calls
+  (an unknown id: the mod passes it on with ``next``, Claude Code answers "No task found") and times each.
+  In the same round, the same probe runs beside this plugin (the bridge) and beside a plain JS hook doing
+  the same (``on('tool.call', {tool: 'TaskStop'}, ($, e, next) => next(e))``), in ``-p`` and interactive.
+  Goal: the bridge's median at most 2x the plain hook's, round by round.
+- **The first Agent call's wait.** A session whose prompt is typed the moment the screen is ready (and a
+  ``-p`` run, whose first request leaves at once): how long the first Agent call waited for the host to say
+  hello (the module measures it and hands it to the host, whose step log keeps it). Goal: 0 ms.
+- **Python's own time per event**: the host's CPU time across the probe's dispatches (its step log), per
+  dispatch. Goal: at most 1 ms.
+
+Every run uses claude_driver: a scratch HOME, the guard variables, the fake Messages API on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.figures import Figure, print_section
+from claude_driver.install import ensure_claude
+from claude_driver.lich_log import LoggedLich
+from claude_driver.model_api import ScriptedModel, ToolUse
+from claude_driver.runs import run_print
+from claude_driver.sandbox import Sandbox
+from claude_driver.tui import Tui
+from simulator.lich.scripts import LichScript
+
+ROOT = Path(__file__).resolve().parents[1]
+CALLS = 40  # dispatches per run; the first WARM are not counted (the host may still be starting)
+WARM = 5
+TRIGGER = "E2E-TRIGGER: please delegate this to a subagent."
+
+_PROBE = """\
+export function register(on) {
+  on('session.start', async ($, e, next) => {
+    const result = await next(e)
+    const out = await $.env.get('AGENT_CARDS_BENCH_OUT')
+    const times = []
+    for (let i = 0; i < %(calls)d; i++) {
+      const begun = performance.now()
+      await $.tool.call({ tool: 'TaskStop', task_id: `bench-${i}` })
+      times.push(performance.now() - begun)
+    }
+    await $.fs.write(out, JSON.stringify({ times }))
+    return result
+  })
+}
+"""
+
+_PLAIN = """\
+export function register(on) {
+  on('tool.call', { tool: 'TaskStop' }, ($, e, next) => next(e))
+}
+"""
+
+
+def _plugin(folder: Path, name: str, source: str) -> Path:
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / "hooks").mkdir()
+    manifest = {"name": name, "version": "0.0.1", "description": f"bench: {name}"}
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": [f"./{name}.js"]}), encoding="utf-8")
+    (folder / "hooks" / f"{name}.js").write_text(source, encoding="utf-8")
+    return folder
+
+
+def _steps(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
+class _Round:
+    """One scratch world: a sandbox, the fake lich, the probe and the plain plugin."""
+
+    def __init__(self, claude: Path, scratch: Path) -> None:
+        self.claude, self.scratch = claude, scratch
+        self.sandbox = Sandbox.create(scratch / "sandbox")
+        self.lich = LoggedLich.install(scratch / "lich", LichScript(checkout=str(self.sandbox.project)))
+        self.probe = _plugin(scratch / "probe", "bench-probe", _PROBE % {"calls": CALLS})
+        self.plain = _plugin(scratch / "plain", "bench-plain", _PLAIN)
+        self.serial = 0
+
+    def env(self, **more: str) -> dict[str, str]:
+        return {"LICH_BIN": str(self.lich.bin), "LICH_SESSION_ID": "3c4d", "LICH_SUBAGENT_DEPTH": "0",
+                "LICH_PROMPT_LANG": "en", "FAKE_LICH_STATE": str(self.lich.state), **more}
+
+    def _paths(self) -> tuple[Path, Path]:
+        self.serial += 1
+        return self.scratch / f"out-{self.serial}.json", self.scratch / f"bridge-{self.serial}.jsonl"
+
+    def dispatches(self, beside: Path, interactive: bool) -> tuple[list[float], list[dict[str, Any]]]:
+        """The probe's dispatch times (ms, warm-up left out) and the host's step log of the run."""
+        out, log = self._paths()
+        env = self.env(AGENT_CARDS_BENCH_OUT=str(out), AGENT_CARDS_BRIDGE_LOG=str(log))
+        model = ScriptedModel(["Done."], lifetime=300).start()
+        try:
+            if interactive:
+                with Tui(self.claude, self.sandbox, [self.probe, beside], model, env_extra=env,
+                         extra_args=["--permission-mode", "default"], ready_timeout=120) as tui:
+                    deadline = time.monotonic() + 120
+                    while not out.exists():
+                        if time.monotonic() > deadline:
+                            raise SystemExit(f"bench: the probe wrote nothing:\n{tui.screen()}")
+                        time.sleep(0.1)
+                    tui.exit()
+            else:
+                run = run_print(self.claude, self.sandbox, [self.probe, beside], "hi", model, env_extra=env,
+                                timeout=180)
+                if not out.exists():
+                    raise SystemExit(f"bench: the probe wrote nothing: {run.stdout}{run.stderr}")
+        finally:
+            model.close()
+        times = json.loads(out.read_text(encoding="utf-8"))["times"]
+        return [float(t) for t in times[WARM:]], _steps(log)
+
+    def first_wait(self, interactive: bool) -> float:
+        """How long the session's first Agent call waited for the host (ms), its prompt sent at once."""
+        _, log = self._paths()
+        env = self.env(AGENT_CARDS_BRIDGE_LOG=str(log))
+        call = ToolUse("Agent", {"description": "Fix auth", "prompt": "Fix the auth flow.",
+                                 "subagent_type": "general-purpose"}, text="Delegating.")
+        model = ScriptedModel([call, "Done."], subagent_replies=["Fixed."], lifetime=300).start()
+        try:
+            if interactive:
+                with Tui(self.claude, self.sandbox, [ROOT], model, env_extra=env,
+                         extra_args=["--permission-mode", "default"], ready_timeout=120) as tui:
+                    tui.type(TRIGGER)
+                    if not model.wait_until(lambda m: len(m.main_requests) >= 2, 120):
+                        raise SystemExit(f"bench: the Agent call was not answered:\n{tui.screen()}")
+                    tui.exit()
+            else:
+                run_print(self.claude, self.sandbox, [ROOT], TRIGGER, model, env_extra=env, timeout=180)
+        finally:
+            model.close()
+        agent = [s for s in _steps(log) if s.get("op") == "event" and s.get("hook") == 1]
+        if not agent:
+            raise SystemExit("bench: no Agent call reached the host")
+        return float(agent[0].get("waited") or 0.0)
+
+    def close(self) -> None:
+        self.sandbox.cleanup()
+
+
+def _python_ms_per_dispatch(steps: list[dict[str, Any]]) -> float:
+    """The host's CPU time from the first counted dispatch to the last, per dispatch (two steps each)."""
+    events = [i for i, s in enumerate(steps) if s.get("op") == "event"]
+    if len(events) <= WARM + 1:
+        raise SystemExit(f"bench: the host logged {len(events)} dispatches")
+    first, last = events[WARM], len(steps) - 1
+    cpu = float(steps[last]["cpu"]) - float(steps[first - 1]["cpu"])
+    return cpu / (len(events) - WARM)
+
+
+def bridge_figures(rounds: int = 3) -> list[Figure]:
+    """The bridge's figures: ``rounds`` rounds, each running every configuration once, in turn."""
+    claude = ensure_claude()
+    samples: dict[str, list[float]] = {}
+
+    def add(name: str, values: Sequence[float]) -> None:
+        samples.setdefault(name, []).extend(values)
+
+    with tempfile.TemporaryDirectory(prefix="agent-cards-bench-") as folder:
+        for number in range(rounds):
+            world = _Round(claude, Path(folder) / f"round-{number}")
+            try:
+                for interactive, mode in ((False, "-p"), (True, "interactive")):
+                    plain, _ = world.dispatches(world.plain, interactive)
+                    bridged, steps = world.dispatches(ROOT, interactive)
+                    add(f"{mode}: a plain JS hook, per TaskStop dispatch (next)", plain)
+                    add(f"{mode}: the bridge, per TaskStop dispatch (next)", bridged)
+                    add(f"{mode}: the bridge / the plain hook (medians, per round)",
+                        [statistics.median(bridged) / statistics.median(plain)])
+                    add("Python's own CPU time per event", [_python_ms_per_dispatch(steps)])
+                    add(f"{mode}: the first Agent call's wait for the host", [world.first_wait(interactive)])
+            finally:
+                world.close()
+    limits = {"/": 2.0, "Python": 1.0, "wait": 0.0}
+    units = {"/": "x", "Python": "ms", "wait": "ms"}
+    figures = []
+    for name, values in samples.items():
+        key = next((k for k in limits if k in name), None)
+        figures.append(Figure(name, values, units.get(key or "", "ms"), limits.get(key or "")))
+    return figures
+
+
+def main(argv: Sequence[str]) -> int:
+    rounds = 1 if "--quick" in argv else 3
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.2f} at the start,"
+          f" {rounds} round(s), {CALLS - WARM} dispatches counted per run")
+    if shutil.which("tmux") is None:
+        print("bench.bridge: tmux is needed for the interactive runs", file=sys.stderr)
+        return 2
+    figures = bridge_figures(rounds)
+    print_section("The bridge in the real Claude Code (offline)", figures)
+    end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {end:.2f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
