@@ -16,15 +16,17 @@ warned about and read as its default.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator
 
+from agent_cards import quick_json as json  # json's results without loading json and re (issue 15)
 from agent_cards.state import ModState
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module on every Agent call
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_BYTES = 1 << 20  # the state of one session is a few hundred bytes per worker
 STALE_SECONDS = 30 * 24 * 3600  # a session file untouched this long is dropped at a SessionStart
@@ -61,15 +63,9 @@ class FileStore:
             self.expect_file = True
             return state
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> _Locked:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        fd = self._lock_fd()
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing the descriptor releases the lock
+        return _Locked(self._lock_fd())
 
     def _lock_fd(self) -> int:
         """The lock file, opened without blocking; anything but a regular file there is set aside first."""
@@ -139,9 +135,39 @@ class FileStore:
                 json.dump(state.to_json(), fh, separators=(",", ":"))
             os.replace(temp, self.path)
         except BaseException:
-            with contextlib.suppress(OSError):
+            with _suppress(OSError):
                 os.unlink(temp)
             raise
+
+
+class _Locked:
+    """An exclusive ``flock`` on an open lock file, for one ``with``: closing the descriptor releases it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __enter__(self) -> None:
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        os.close(self.fd)
+
+
+class _suppress:  # named as the contextlib.suppress it stands for
+    """``contextlib.suppress``, without loading ``contextlib`` (and with it ``collections`` and ``functools``)."""
+
+    def __init__(self, *kinds: type[BaseException]) -> None:
+        self.kinds = kinds
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
+        return kind is not None and issubclass(kind, self.kinds)
 
 
 class Unusable:
@@ -164,13 +190,13 @@ def prune(data_dir: str, keep: str, now: float | None = None) -> None:
     cutoff = (time.time() if now is None else now) - STALE_SECONDS
     keep_stem = os.path.basename(keep).split(".json")[0]
     sessions: dict[str, list[tuple[str, float]]] = {}
-    with contextlib.suppress(OSError):
+    with _suppress(OSError):
         for entry in os.scandir(folder):
-            with contextlib.suppress(OSError):
+            with _suppress(OSError):
                 if entry.is_file():
                     sessions.setdefault(entry.name.split(".json")[0], []).append((entry.path, entry.stat().st_mtime))
     for stem, files in sessions.items():
         if stem != keep_stem and max(mtime for _, mtime in files) < cutoff:
             for path, _ in files:
-                with contextlib.suppress(OSError):
+                with _suppress(OSError):
                     os.unlink(path)

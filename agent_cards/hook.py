@@ -37,10 +37,10 @@ no texts and no delivery table (``agent_cards.taken`` loads those only for a cal
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from agent_cards import quick_json as json  # json's results without loading json and re (issue 15)
 from agent_cards.engine import text
 
 TYPE_CHECKING = False
@@ -162,8 +162,6 @@ def store_of(data: Mapping[str, Any], env: Environ, *, expect_file: bool) -> Fil
 
 def session_start(data: Mapping[str, Any], env: Environ) -> Output | None:
     """Record whether a person is at this session (TAKE-INTERACTIVE), and drop long-gone sessions."""
-    from dataclasses import replace
-
     from agent_cards.filestore import prune
 
     store = store_of(data, env, expect_file=False)
@@ -171,7 +169,7 @@ def session_start(data: Mapping[str, Any], env: Environ) -> Output | None:
         return None
     here = attended(env)
     try:
-        store.update(lambda s: replace(s, interactive=here))
+        store.update(lambda s: s.replace(interactive=here))
     except OSError as error:
         warn(f"cannot write {store.path} ({error.strerror}); Agent calls stay native")
         return None

@@ -27,7 +27,7 @@ After the open: workers with a ``pending`` delivery are counted in the footer (`
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cards import lich_calls, rules, taken
@@ -70,7 +70,7 @@ class AgentCards:
     # -- session.start ------------------------------------------------------------------------------
 
     async def session_start(self, host: Host, e: Event, next: Next) -> HookResult:
-        self.store.update(lambda s: replace(s, interactive=True))
+        self.store.update(lambda s: s.replace(interactive=True))
         return await next(e)
 
     # -- tool.call: Agent ---------------------------------------------------------------------------
@@ -82,7 +82,8 @@ class AgentCards:
             read = taken.base_read(facts)  # OPEN-BASE, before the call is passed on
             step = taken.opening(facts, None if read is None else await _run(host, read), host.clock.now())
         if isinstance(step, taken.Native):
-            await self._toast(host, step)
+            if step.toast is not None:  # most calls left show none: no coroutine for them (issue 15)
+                await self._toast(host, step)
             return await next(e)
         key = _key(e)
         self._opening[key] = step

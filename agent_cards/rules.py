@@ -29,16 +29,33 @@ agent would run inside Claude Code. ``AFTER_BASE`` runs once git gave the base (
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
-
 from agent_cards.branch import PREFIX
-from agent_cards.engine import Env, Event, Origin
+from agent_cards.engine import _Frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module and neither typing nor re
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from functools import cached_property
+
+    from agent_cards.engine import Env, Event, Origin
+else:
+
+    class cached_property:
+        """``functools.cached_property`` without its lock and without loading ``functools`` (issue 15)."""
+
+        def __init__(self, compute):
+            self.compute = compute
+            self.name = compute.__name__
+            self.__doc__ = compute.__doc__
+
+        def __get__(self, facts, owner=None):
+            if facts is None:
+                return self
+            value = facts.__dict__[self.name] = self.compute(facts)
+            return value
+
 
 PROMPT_LIMIT_BYTES = 8192
-_DECIMAL = re.compile(r"[0-9]+")
 
 
 class Facts:
@@ -74,7 +91,7 @@ class Facts:
         raw = self.env.get("LICH_SUBAGENT_DEPTH")
         if not raw:
             return None
-        return int(raw) if _DECIMAL.fullmatch(raw) else -1
+        return int(raw) if raw.isascii() and raw.isdigit() else -1  # [0-9]+, whole
 
     @property
     def is_worker(self) -> bool:
@@ -92,11 +109,20 @@ class Facts:
         return len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate: 3, as TextEncoder
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(_Frozen):
+    """One row of a table: immutable, equal by its fields (a frozen dataclass, made by hand: no ``dataclasses``
+    on the command hook's path)."""
+
+    __slots__ = ("clause", "leaves", "toast")
     clause: str
     leaves: Callable[[Facts], bool]
-    toast: str | None = None  # a PERSON key in agent_cards.texts
+    toast: str | None  # a PERSON key in agent_cards.texts
+
+    def __init__(self, clause: str, leaves: Callable[[Facts], bool], toast: str | None = None) -> None:
+        set_field = object.__setattr__
+        set_field(self, "clause", clause)
+        set_field(self, "leaves", leaves)
+        set_field(self, "toast", toast)
 
 
 RULES: tuple[Rule, ...] = (

@@ -54,14 +54,15 @@ lich commands and the texts are imported only by the steps that need them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
 from agent_cards import rules
 from agent_cards.branch import branch_name
 from agent_cards.engine import Event, ProcessError, ProcessResult, error_reason, text
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing on the command hook's path
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from agent_cards.delivery import Call
     from agent_cards.rules import Facts, Rule
     from agent_cards.state import ModState, Worker
@@ -254,18 +255,25 @@ def native(e: Event, toast: str | None = None, **slots: object) -> Native:
     return _saying(text(e.get("description")), toast, **slots)
 
 
+_QUIET = Native()  # no toast: one shared value (it is immutable), not one built per call left (issue 15)
+
+
 def _saying(description: str, toast: str | None, **slots: object) -> Native:
-    return Native() if toast is None else Native(toast, {"description": description, **slots})
+    return _QUIET if toast is None else Native(toast, {"description": description, **slots})
 
 
 def _left(rule: Rule, facts: Facts) -> Native:
+    if rule.toast is None:  # the commonest case: no slots to fill, so the prompt is not measured
+        return _QUIET
     return native(facts.e, rule.toast, bytes=facts.prompt_bytes, limit=rules.PROMPT_LIMIT_BYTES)
 
 
 def leave(facts: Facts) -> Native | None:
     """TAKE-*, FALL-OVERSIZE: the ``Native`` of a call the rules keep native; None when the call is taken."""
-    rule = rules.first_leaving(rules.RULES, facts)
-    return None if rule is None else _left(rule, facts)
+    for rule in rules.RULES:  # rules.first_leaving, inlined: this runs for every Agent call (issue 15)
+        if rule.leaves(facts):
+            return _QUIET if rule.toast is None else _left(rule, facts)
+    return None
 
 
 def base_read(facts: Facts) -> Run | None:

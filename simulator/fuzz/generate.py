@@ -4,16 +4,32 @@ Every exit code and output shape lich may give (garbage, truncated, deep, huge, 
 fail, hang or take long, failing session lists, Esc, reloads, ``session.start``, errands and the footer at
 any virtual time (``at:``), TaskStop of a worker or of anything else, and parallel calls. Prompts are
 unique per call, so each call's own ``lich:`` is its open's script.
+
+Two plans, drawn half and half (:func:`scenarios`):
+
+- **broad** (:func:`broad`): anything at any time, mostly the open and what comes before it (rules, git,
+  the permission check, opens that fail, hang or print anything).
+- **after the open** (:func:`after_open`): the paths where the mod reads lich after lich has the task.
+  The steps are drawn against a small model of the replay (which calls opened a pending worker, its
+  roster name, the virtual time), so that a pending worker exists and 5 s polls happen: most opens
+  launch a worker, waits are mostly past a poll, TaskStops name a live worker; and those reads get the
+  hostile shapes (:data:`HOSTILE`) most of the time: ``sessions --json`` windows and reads that exit 0
+  with deep, huge, wrongly typed, garbage or truncated output (or fail), ``close``/``control`` answers
+  with every exit and hostile reasons, opens that print a launch with fields of the wrong type.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
+from agent_cards.branch import branch_name
 from simulator.fuzz.writer import Repeat
+from simulator.scenario.spec import MAX_MS
 
 DELIVERIES = ("pending", "answered", "unanswered", "unread", "undelivered", "stopped", "expired", "", "weird")
 
@@ -71,7 +87,8 @@ def lich(draw: st.DrawFn) -> dict[str, Any]:
     lists = []
     for _ in range(draw(st.sampled_from([0, 1, 1, 2]))):
         start = draw(st.integers(0, 30_000))
-        lists.append({"from": start, "until": start + draw(st.integers(0, 300_000)), "stdout": draw(_OUTPUT),
+        lists.append({"from": start, "until": start + draw(st.integers(0, 300_000)),
+                      "stdout": draw(st.one_of(_OUTPUT, HOSTILE)),
                       "exit": draw(_EXIT)})
     if lists:
         out["lists"] = lists
@@ -183,7 +200,8 @@ def step(draw: st.DrawFn, ids: Calls, now: list[int]) -> Any:
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> dict[str, Any]:
+def broad(draw: st.DrawFn) -> dict[str, Any]:
+    """Anything at any time (the first plan)."""
     ids = Calls()
     now = [0]
     data: dict[str, Any] = {"title": "fuzz", "clauses": ["TAKE-TYPE"]}
@@ -206,3 +224,244 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 def describe(data: dict[str, Any]) -> str:
     """One line for a progress report."""
     return json.dumps(data, default=str)[:200]
+
+
+# -- the second plan: after the open ------------------------------------------------------------------
+
+#: An opener nested ``n`` deep and what closes one level: a nest deeper than ``json`` goes (about 1,000)
+#: raises ``RecursionError``, not ``ValueError``.
+_NESTS = {"[": "]", '{"a":': "}", '[{"name":': "}]", '{"sessions":': "}", '{"delivery":': "}"}
+#: The fake lich cuts an output at 4 MiB: padding around this size is valid JSON below it and cut above.
+_FOUR_MIB = 4 << 20
+
+
+def _nest(opener: str, times: int, closed: bool) -> Repeat:
+    """``opener`` ``times`` deep; ``closed``: a valid JSON text (the closers written out), else cut."""
+    return Repeat(opener, times, then=("0" if opener.endswith(":") else "") + _NESTS[opener] * times if closed else "")
+
+
+#: (hypothesis favours the ends of a range: the depths that matter are listed, a range only adds to them)
+_DEEP = st.builds(_nest, st.sampled_from(sorted(_NESTS)),
+                  st.one_of(st.sampled_from([990, 1_000, 1_001, 2_000, 5_000, 30_000]),
+                            st.sampled_from([64, 500, 1_500, 10_000]), st.integers(1, 30_000)), st.booleans())
+
+
+def _roster(count: int, name: str = "session-2-9f81") -> str:
+    rows = [{"name": f"session-{n + 2}-{0x9f81 + n:04x}", "state": "busy"} for n in range(count - 1)]
+    return json.dumps([*rows, {"name": name, "state": "busy"}])
+
+
+_HUGE = st.one_of(
+    st.builds(lambda n: Repeat("xxxxxxxx", n), st.sampled_from([512, 8_750, (_FOUR_MIB >> 3) + 1])),
+    st.builds(lambda n: Repeat(" " * 8, n, then=_roster(1)),  # under and over the cut (!repeat: 1,000,000 times)
+              st.sampled_from([125, (_FOUR_MIB >> 3) - 8, (_FOUR_MIB >> 3) + 1])),
+    st.builds(_roster, st.sampled_from([100, 2_000, 5_000])),  # many entries
+)
+#: JSON of the right kind with values of the wrong types, and JSON of the wrong kind.
+_WRONG_TYPES = st.sampled_from([
+    '[{"name": "session-2-9f81", "state": null}]', '[{"name": "session-2-9f81", "state": ["done"]}]',
+    '[{"name": "session-2-9f81", "state": {"done": true}}]', '[{"name": "session-2-9f81", "state": 7}]',
+    '[{"name": "session-2-9f81", "state": "done"}]', '[{"name": "session-2-9f81", "state": "DONE"}]',
+    '[{"name": ["session-2-9f81"]}]', '[{"name": {"a": 1}}]', '[{"name": null, "state": "busy"}]',
+    '[{"name": 1e999}]', '[{"name": NaN, "state": Infinity}]', '[null, 1, "x", true, [], {}]', "[1e999]",
+    '[{"name": "session-2-9f81", "name": "other"}]', '{"sessions": [{"name": "session-2-9f81"}]}',
+    '[{"name": "session-2-9f81", "state": "busy"}, {"name": "session-2-9f81", "state": "done"}]',
+    '[{"name": "planner-3c4d", "state": "busy"}]', '[{"name": "\\ud800", "state": "\\u0000"}]', "[]", "{}",
+    "null", '"[]"', "true", "[" + "1" * 5_000 + "]", "\ufeff[]", '[{"name": "session-2-9f81"}]\n[]',
+    '[{"name": "session-2-9f81", "state": "busy"}] trailing',
+])
+_GARBAGE = st.one_of(st.text(max_size=40), st.sampled_from(["", "\x00\xff", "lich: ok\n", "<html>", "[{", "]"]))
+
+
+@st.composite
+def _truncated(draw: st.DrawFn) -> str:
+    whole = _roster(draw(st.integers(1, 3)))
+    return whole[:draw(st.integers(0, len(whole) - 1))]
+
+
+#: What ``sessions --json`` prints in the second plan: always hostile (a clean read is the default).
+HOSTILE = st.one_of(_DEEP, _WRONG_TYPES, _HUGE, _GARBAGE, _truncated())
+#: Mostly 0, so that the output is read; otherwise a failing list.
+_READ_EXIT = st.one_of(st.just(0), st.just(0), st.just(0), st.sampled_from([1, 2, 124, 127, 255, -9]))
+#: close / control: 0 stops, 1 refuses, 2 and 3 go through for control; anything else is unknown.
+_STOP_EXIT = st.one_of(st.sampled_from([0, 1, 2, 3]), st.sampled_from([4, 124, 127, 255, -9, -15]),
+                       st.integers(-300, 300))
+_REASON = st.one_of(st.just(""), st.text(max_size=30), _DEEP, _HUGE, _GARBAGE,
+                    st.sampled_from(["lich: the worker refused\n\n\n", "  \n", "lich:", "Ünïcode ✓ reason"]))
+_ODD = st.sampled_from(["session-2-9f81", "", None, 5, ["a"], {"a": 1}, "planner-3c4d", "x\ny", "ééé", True])
+_DELIVERY_ODD = st.sampled_from([{"status": "pending"}, {"status": "unanswered"}, {"status": 5}, {"status": None},
+                                 {"status": ["pending"]}, "pending", 5, [], {}, {"status": "answered", "answer": 5},
+                                 {"status": "answered", "answer": None}, {"status": "answered", "answer": {"a": 1}},
+                                 {"status": "pending", "ticket": ["a"]}, {"status": "weird"}])
+
+
+@st.composite
+def _launch(draw: st.DrawFn) -> str:
+    """What an open prints when lich took the task, with fields of the wrong types (maybe cut off)."""
+    printed: dict[str, Any] = {"id": "9f81", "delivery": draw(_DELIVERY_ODD)}
+    for key in ("name", "label", "path"):
+        if draw(st.integers(0, 3)) > 0:
+            printed[key] = draw(_ODD)
+    whole = json.dumps(printed)
+    return whole if draw(st.integers(0, 4)) > 0 else whole[:draw(st.integers(0, len(whole) - 1))]
+
+
+def _roster_name(label: str, session: int) -> str:
+    """The fake lich's roster name: the label's slug and the session's id."""
+    return f"{re.sub('[^a-z0-9]+', '-', label.lower())}-{0x9f80 + session:04x}"
+
+
+@dataclass
+class Model:
+    """What the replay will have done, as far as the draw needs it: time, names, pending workers."""
+
+    ids: Calls = field(default_factory=Calls)
+    now: int = 0
+    sessions: int = 0  # session ids handed out (0x9f80 + n)
+    shared: int = 1  # "Session N" labels handed out (the asking session is 1)
+    names: list[str] = field(default_factory=list)  # roster names of every session opened
+    workers: dict[str, str] = field(default_factory=dict)  # call id -> roster name, for a pending open
+
+    def opened(self, call_id: str, description: str, isolated: bool) -> str:
+        self.sessions += 1
+        if isolated:
+            label = branch_name(description, call_id)
+        else:
+            self.shared += 1
+            label = f"Session {self.shared}"
+        name = _roster_name(label, self.sessions)
+        self.names.append(name)
+        return name
+
+
+@st.composite
+def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
+    """An Agent call whose open mostly launches a worker; the step and how long its open takes."""
+    call_id = model.ids.next()
+    model.ids.agents.append(call_id)
+    description = draw(st.sampled_from(["Fix the login bug", "Update docs", "Ünïcode ✓ task", ""]))
+    isolated = draw(st.integers(0, 3)) == 3  # (a shrink goes to 0: the simpler case)
+    tool_input: dict[str, Any] = {"description": description, "prompt": f"task {model.ids.count}"}
+    if isolated:
+        tool_input["isolation"] = "worktree"
+    step: dict[str, Any] = {"call": tool_input}
+    kind = draw(st.sampled_from(["pending"] * 4 + ["report"] * 2 + ["unanswered", "launch", "slow", "fail"]))
+    ms = 800
+    if kind == "report":
+        step["lich"] = {"report": {"after": draw(st.integers(0, 40_000)), "background": draw(st.booleans())}}
+    elif kind == "unanswered":
+        step["lich"] = {"delivery": "unanswered"}
+    elif kind == "launch":
+        step["lich"] = {"stdout": draw(_launch()), "exit": draw(st.sampled_from([0, 0, 0, 1, 2]))}
+    elif kind == "slow":
+        ms = draw(st.one_of(st.integers(0, 5_000), st.integers(100_000, 130_000)))
+        step["lich"] = {"ms": ms}
+    elif kind == "fail":
+        step["lich"] = {"fail": "no such project"}
+        return step, 100
+    name = model.opened(call_id, description, isolated)
+    if kind != "launch" and ms < 120_000:
+        model.workers[call_id] = name
+    return step, ms + (5 if isolated else 0)
+
+
+@st.composite
+def _stop(draw: st.DrawFn, model: Model) -> dict[str, Any]:
+    model.ids.next()
+    if model.workers and draw(st.integers(0, 4)) > 0:
+        return {"taskstop": {"worker": draw(st.sampled_from(sorted(model.workers)))}}
+    return {"taskstop": draw(st.sampled_from([*model.names, "session-2-9f81", ""]))}
+
+
+@st.composite
+def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
+    kind = draw(st.sampled_from(["call"] * 3 + ["wait"] * 3 + ["taskstop"] * 2 + ["parallel", "footer", "other"]))
+    if kind == "call":
+        one, ms = draw(_worker_call(model))
+        model.now += ms
+        return one
+    if kind == "wait":
+        ms = draw(st.one_of(st.sampled_from([5_000, 5_001, 10_000, 30_000]), st.integers(0, 40_000)))
+        model.now += ms
+        return {"wait": ms}
+    if kind == "taskstop":
+        model.now += 30
+        return draw(_stop(model))
+    if kind == "parallel":
+        calls: list[dict[str, Any]] = []
+        longest = 30
+        for _ in range(draw(st.integers(2, 3))):
+            if draw(st.booleans()):
+                one, ms = draw(_worker_call(model))
+                calls.append(one)
+                longest = max(longest, ms)
+            else:
+                calls.append(draw(_stop(model)))
+        model.now += longest
+        return {"parallel": calls}
+    if kind == "footer":
+        return "footer"
+    other = draw(st.sampled_from(["esc", "errands", "session.start", "reload", "at"]))
+    if other == "errands":
+        return {"errands": draw(st.sampled_from(["1 errand", None]))}
+    if other == "session.start":
+        return {"session.start": draw(st.booleans())}
+    if other == "at":
+        action = draw(st.sampled_from(["footer", "esc", "errands"]))
+        return {"at": draw(st.integers(0, model.now + 20_000)), action: None}
+    return other
+
+
+@st.composite
+def _reads(draw: st.DrawFn, model: Model) -> list[dict[str, Any]]:
+    """The ``sessions`` answers: the first reads one by one (each poll a different hostile shape), then
+    maybe one over the whole replay or over a window of time (later reads are the fake lich's own)."""
+    windows = [{"read": n, **draw(_answer())} for n in range(1, draw(st.sampled_from([0, 1, 2, 3, 4])) + 1)]
+    when = draw(st.sampled_from(["always", "window", None]))
+    if when == "window":
+        start = draw(st.one_of(st.sampled_from([0, 5_000, 10_000]), st.integers(0, max(model.now, 1))))
+        until = start + draw(st.one_of(st.sampled_from([5_000, 10_000, 60_000]), st.integers(1, 300_000)))
+        windows.append({"from": start, "until": until, **draw(_answer())})
+    elif when == "always":
+        windows.append({"until": MAX_MS, **draw(_answer())})
+    return windows
+
+
+@st.composite
+def _answer(draw: st.DrawFn) -> dict[str, Any]:
+    answer: dict[str, Any] = {"stdout": draw(HOSTILE), "exit": draw(_READ_EXIT)}
+    if draw(st.integers(0, 3)) == 3:
+        answer["stderr"] = draw(_REASON)
+    return answer
+
+
+@st.composite
+def after_open(draw: st.DrawFn) -> dict[str, Any]:
+    """The second plan: pending workers, time for polls, and hostile reads after the open."""
+    model = Model()
+    data: dict[str, Any] = {"title": "fuzz", "clauses": ["TAKE-TYPE"]}
+    if draw(st.integers(0, 7)) == 7:
+        data["session"] = {"env": {"LICH_PROMPT_LANG": draw(st.sampled_from(["ja", "xx", ""]))}}
+    first, ms = draw(_worker_call(model))  # a worker, most of the time, from the first step on
+    model.now += ms
+    steps = [first, *(draw(_after_open_step(model)) for _ in range(draw(st.integers(0, 6))))]
+    ends = draw(st.one_of(st.sampled_from([6_000, 11_000, 21_000, 60_000]), st.integers(5_000, 60_000)))  # polls
+    model.now += ends
+    timed = [s for s in steps if isinstance(s, dict) and "at" in s]  # first: their time is never past
+    data["steps"] = timed + [s for s in steps if not (isinstance(s, dict) and "at" in s)] + [{"wait": ends}]
+    own_lich: dict[str, Any] = {}
+    windows = draw(_reads(model))
+    if windows:
+        own_lich["lists"] = windows
+    stops = {name: {"exit": draw(_STOP_EXIT), "stderr": draw(_REASON)} for name in model.names
+             if draw(st.booleans())}
+    if stops:
+        own_lich["stops"] = stops
+    if own_lich:
+        data["lich"] = own_lich
+    return data
+
+
+def scenarios() -> st.SearchStrategy[dict[str, Any]]:
+    """Half broad, half after the open (see the module's docstring)."""
+    return st.one_of(broad(), after_open())

@@ -9,8 +9,6 @@ Error texts are Go's own, without the ``lich: `` prefix the CLI adds.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a lich call imports this module
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -98,7 +96,9 @@ def _go_int(text: str) -> int:
     """``strconv.ParseInt(text, 0, 64)``: decimal, ``0x``, ``0o``, ``0b`` or a leading-zero octal."""
     if text != text.strip() or not text.isascii():
         raise ValueError(text)
-    number = int(text, 8) if re.fullmatch(r"[+-]?0[0-7]+", text) else int(text, 0)
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    octal = len(digits) > 1 and digits[0] == "0" and not digits[1:].strip("01234567")  # [+-]?0[0-7]+, no re
+    number = int(text, 8) if octal else int(text, 0)
     if not -(2**63) <= number < 2**63:
         raise OverflowError(text)
     return number

@@ -57,9 +57,9 @@ _GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u20
 
 def json_line(value: object) -> str:
     """One line of JSON as Go's encoding/json writes it: compact, with <, >, & and U+2028/9 escaped."""
-    import json  # here, not at the top: a call with no lich running prints no JSON (see program.py)
+    from simulator.lich.quick import dumps  # json's, without loading json and re (issue 15)
 
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = dumps(value, ensure_ascii=False, separators=(",", ":"))
     if not text.isascii() and not _encodable(text):  # a lone surrogate: U+FFFD, as Go writes invalid UTF-8
         text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
     for ch, esc in _GO_JSON_ESCAPES:

@@ -38,11 +38,11 @@ fake lich, never the replay machinery; ``json`` and ``fcntl`` only once a call h
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
 
+from simulator.lich import quick  # json and contextlib.suppress without what they import (issue 15)
 from simulator.lich.output import CALL_MS, LichRun
 from simulator.lich.scripts import LichScript
 from simulator.lich.world import LichWorld
@@ -87,9 +87,7 @@ def _wall_ms() -> int:
 
 
 def _dump(value: object) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return quick.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _world_body(state: State) -> str:
@@ -150,7 +148,7 @@ def _read(path: str) -> str | None:
 def _set_aside(path: str) -> str:
     """Rename a world file that cannot be used, so that a person can look at it; its new name."""
     aside = f"{path}.unusable-{time.time_ns()}"
-    with contextlib.suppress(OSError):
+    with quick.suppress(OSError):
         os.rename(path, aside)
         return aside
     return path
@@ -173,16 +171,14 @@ def _load(directory: str) -> tuple[State, str | None]:
         raise StateError(f"{error}; set aside as {_set_aside(world_path)}: {_LOST}") from None
     if world_text is None:  # create_state always writes one: it was deleted
         raise StateError(f"the fake lich state in {directory} has no {WORLD_FILE}: {_LOST}")
-    import json
-
     try:
-        script = json.loads(script_text)
+        script = quick.loads(script_text)
     except (ValueError, RecursionError) as error:
         raise StateError(f"the fake lich script in {directory} is damaged: {type(error).__name__}") from None
     if not isinstance(script, dict):
         raise StateError(f"the fake lich script in {directory} is damaged: not a JSON object")
     try:
-        saved: dict[str, Any] = json.loads(world_text)
+        saved: dict[str, Any] = quick.loads(world_text)
         created = saved.pop("created_ms", None)
         world = LichWorld.from_json({**saved, "script": script})
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
@@ -256,7 +252,7 @@ def _report(env: Mapping[str, str], run: LichRun, child: int | None) -> None:
     try:
         _write_all(fd, _dump({"ms": run.ms, "hang": run.hang, "child": child}) + "\n")
     finally:
-        with contextlib.suppress(OSError):
+        with quick.suppress(OSError):
             os.close(fd)
 
 
@@ -290,10 +286,9 @@ def _wait_for_turn(raw: str | None) -> None:
     """Wait until the caller closes the other end of the turn pipe (``FAKE_LICH_TURN_FD``), if it gave one."""
     if not raw or not raw.isdigit():
         return
-    import fcntl
-    import json  # what a call with a state needs, loaded while it waits
+    import fcntl  # what a call with a state needs, loaded while it waits
 
-    del fcntl, json
+    del fcntl
     fd = int(raw)
     try:
         while os.read(fd, 512):
@@ -301,7 +296,7 @@ def _wait_for_turn(raw: str | None) -> None:
     except OSError:
         pass
     finally:
-        with contextlib.suppress(OSError):
+        with quick.suppress(OSError):
             os.close(fd)
 
 

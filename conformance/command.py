@@ -1,0 +1,223 @@
+"""``agent-cards conform``: each scenario through the real Claude Code, compared with the fake host."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from claude_driver.install import CLAUDE_VERSION
+from conformance.compare import TOLERANCE_TEXT, Comparison, compare
+from conformance.plan import plan, why_not
+from simulator.scenario.files import load_all
+from simulator.scenario.model import Scenario
+from simulator.scenario.replay import replay
+
+HELP = f"""usage: agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...
+
+Replay each scenario through the real Claude Code {CLAUDE_VERSION} (interactive, offline: the plugin's
+bridged module, a scripted model, fake-lich in real time, keys under tmux) and compare what happened with
+the fake host's transcript of the same file.
+
+Per scenario: conforms, differs (the differing events side by side), or cannot run (why).
+
+options:
+  --json         one JSON object per scenario per line: verdict, why, differences, both transcripts
+  --jobs N       real runs at once (default 2; each its own HOME and lich state)
+  --table FILE   write the table of results as Markdown (docs/conformance.md)
+  -h, --help     show this help
+
+times: {TOLERANCE_TEXT}.
+
+exit status:
+  0  every scenario that ran conforms
+  1  a scenario differs, or its run failed
+  2  a file is not a valid scenario, a path names nothing, or the command line is wrong"""
+
+#: Differences explained elsewhere (a decision in docs/decisions.md, a fact of the engine the fake host
+#: cannot take on): ``file`` → why. A scenario listed here that differs is "differs by design".
+EXPLAINED: dict[str, str] = {}
+
+
+@dataclass
+class Result:
+    file: str
+    variant: str | None
+    title: str
+    verdict: str  # conforms | differs | by design | cannot run | failed
+    why: str = ""
+    comparison: Comparison | None = None
+    fake: list[dict[str, Any]] = field(default_factory=list)
+    real: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.file + (f" [{self.variant}]" if self.variant else "")
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"file": self.file, "title": self.title, "verdict": self.verdict, "why": self.why,
+                                "seconds": round(self.seconds, 1), "tolerance": TOLERANCE_TEXT}
+        if self.variant is not None:
+            data["variant"] = self.variant
+        if self.comparison is not None:
+            data["differences"] = [d.to_json() for d in self.comparison.differences]
+            data["not_compared"] = self.comparison.unseen
+        data["fake"], data["real"] = self.fake, self.real
+        return data
+
+
+def _usage(reason: str) -> int:
+    print(f"agent-cards conform: {reason} (agent-cards conform --help)", file=sys.stderr)
+    return 2
+
+
+def _engine() -> tuple[Path | None, str]:
+    if shutil.which("tmux") is None:
+        return None, "tmux not found: the interactive screen is driven under tmux"
+    try:
+        from claude_driver.install import ensure_claude
+
+        return ensure_claude(), ""
+    except (RuntimeError, OSError) as error:
+        return None, f"the real Claude Code {CLAUDE_VERSION} is not available: {error}"
+
+
+def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) -> Result:
+    """One scenario (a variant of a file with ``variants``): the fake host's transcript, then the real run."""
+    started = time.monotonic()
+    fake = replay(scenario)
+    events = [dict(e) for e in fake.events]
+    result = Result(scenario.file, scenario.variant, scenario.title, "cannot run", fake=events)
+    reason = why_not(scenario, events) or (engine_problem if claude is None else None)
+    if reason:
+        result.why = reason
+        return result
+    assert claude is not None
+    from conformance.real import run_real
+
+    folder = Path(tempfile.mkdtemp(prefix="conform-"))
+    try:
+        real = run_real(plan(scenario, events), claude, folder)
+    except Exception as error:
+        result.verdict, result.why = "failed", f"{type(error).__name__}: {str(error)[:2000]}"
+        result.seconds = time.monotonic() - started
+        return result
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    result.real = real.events
+    result.comparison = compare(events, real.events)
+    if result.comparison.conforms:
+        result.verdict = "conforms"
+    elif scenario.file in EXPLAINED:
+        result.verdict, result.why = "by design", EXPLAINED[scenario.file]
+    else:
+        result.verdict = "differs"
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def to_text(result: Result) -> str:
+    lines = [f"{result.name}: {result.verdict}" + (f" ({result.why})" if result.why else "")
+             + (f" [{result.seconds:.0f} s]" if result.seconds else "")]
+    comparison = result.comparison
+    if comparison is not None:
+        for d in comparison.differences:
+            lines.append(f"  ✗ {d.lane} {d.key}: {d.why}")
+            lines.append(f"      fake host: {json.dumps(d.fake, ensure_ascii=False)}")
+            lines.append(f"      real     : {json.dumps(d.real, ensure_ascii=False)}")
+        if comparison.unseen:
+            lines.append("  not compared: " + ", ".join(f"{k} ×{n}" for k, n in sorted(comparison.unseen.items())))
+    return "\n".join(lines)
+
+
+def table(results: Sequence[Result]) -> str:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    order = ("conforms", "by design", "differs", "failed", "cannot run")
+    rows = [
+        "# Conformance: the fake host against the real Claude Code",
+        "",
+        f"Written by `agent-cards conform --table docs/conformance.md scenarios` against the real Claude Code "
+        f"{CLAUDE_VERSION}. Each scenario ran in the interactive screen (the plugin's bridged module, a scripted "
+        "model, fake-lich in real time) and its transcript was compared with the fake host's; "
+        f"times: {TOLERANCE_TEXT}. How a scenario maps to the real engine: `conformance/plan.py`.",
+        "",
+        " · ".join(f"{counts[v]} {v}" for v in order if v in counts) + f" · {len(results)} in all",
+        "",
+        "| scenario | result | why / what differs |",
+        "|---|---|---|",
+    ]
+    for r in sorted(results, key=lambda r: (order.index(r.verdict), r.name)):
+        detail = r.why
+        if r.comparison is not None and r.comparison.differences and not detail:
+            detail = "; ".join(f"{d.lane} {d.key}: {d.why}" for d in r.comparison.differences[:4])
+        rows.append(f"| `{r.name}` | {r.verdict} | {detail.replace('|', '∣')} |")
+    return "\n".join(rows) + "\n"
+
+
+def _take(args: list[str], flag: str) -> tuple[str | None, str | None]:
+    for i, arg in enumerate(args):
+        if arg == flag:
+            if i + 1 >= len(args):
+                return None, f"{flag} takes a value"
+            value = args[i + 1]
+            del args[i : i + 2]
+            return value, None
+        if arg.startswith(flag + "="):
+            del args[i]
+            return arg.split("=", 1)[1], None
+    return None, None
+
+
+def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
+    args = list(argv)
+    if any(a in ("-h", "--help") for a in args):
+        out(HELP)
+        return 0
+    jobs_text, problem = _take(args, "--jobs")
+    table_file, problem2 = _take(args, "--table")
+    as_json = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    unknown = [a for a in paths if a.startswith("-")]
+    if problem or problem2 or unknown or not paths:
+        return _usage(problem or problem2 or (f"unknown option {unknown[0]}" if unknown else
+                                              "name scenario files or folders"))
+    try:
+        jobs = int(jobs_text or "2")
+    except ValueError:
+        return _usage("--jobs takes a whole number")
+    from simulator.commands import _files_named
+
+    files, missing = _files_named(paths)
+    scenarios, problems = load_all(files)
+    problems = missing + problems
+    for line in problems:
+        print(line, file=sys.stderr)
+    units = [v for s in scenarios for v in (s.variants or (s,))]
+    claude, engine_problem = _engine()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(conform_one, unit, claude, engine_problem) for unit in units]
+        results = []
+        for future in futures:
+            result = future.result()
+            results.append(result)
+            out(json.dumps(result.to_json(), ensure_ascii=False) if as_json else to_text(result))
+    if not as_json:
+        counts: dict[str, int] = {}
+        for r in results:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        out(", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + f"; times: {TOLERANCE_TEXT}")
+    if table_file:
+        Path(table_file).write_text(table(results), encoding="utf-8")
+    if problems:
+        return 2
+    return 1 if any(r.verdict in ("differs", "failed") for r in results) else 0

@@ -1,0 +1,213 @@
+"""The fake host's transcript and the real engine's, side by side.
+
+Real turns take seconds, so events are matched by kind, order and call id, not by time. Each transcript
+becomes lanes, and each lane is compared on its own:
+
+| lane | what is compared |
+|---|---|
+| ``session.start`` | how many times it was raised, in order, and ``interactive`` |
+| ``call`` | the calls in order: id and tool |
+| ``answer`` | per call id: the arm (a result, a deny or an error) and what the model read (below) |
+| ``run`` | the mod's runs in order (lich's 5 s ``sessions`` polls aside): argv, exit, stdout, stderr, |
+|  | whether it failed, and its ms within :data:`TOLERANCE` |
+| ``toast`` | the texts in order |
+| ``footer`` | the lich line's changes in order (a redraw that changes nothing is not one) |
+| ``native`` | which Agent calls Claude Code ran itself |
+| ``keys`` | Esc and reload in order |
+
+What the model read: a deny's text inside the tool_result (a ``tool.call`` deny reaches it as
+``<tool_use_error>…</tool_use_error>``), an error's text, a launch's ``agentId``, a TaskStop's JSON keys,
+each ``context`` line somewhere after the call's tool_result. Not compared: ``permission`` and ``spawn``
+(no counterpart outside the engine), ``check`` (the fake host's memory), ``note`` and ``report`` (fake-lich
+types no note; the engine's reports are screen lines), and when each 5 s poll ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: A run's ms, real against virtual: within this many ms plus this share of the virtual ms.
+TOLERANCE = (1500, 0.25)
+TOLERANCE_TEXT = (f"a run's ms within ±({TOLERANCE[0]} ms + {TOLERANCE[1]:.0%}); other events matched by kind, "
+                  "order and call id, not by time")
+LAUNCHED = "Async agent launched successfully"
+NOT_COMPARED = ("permission", "spawn", "check", "note", "report")
+
+
+@dataclass
+class Difference:
+    lane: str
+    key: str
+    fake: Any
+    real: Any
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lane": self.lane, "key": self.key, "fake": self.fake, "real": self.real, "why": self.why}
+
+
+@dataclass
+class Comparison:
+    differences: list[Difference] = field(default_factory=list)
+    unseen: dict[str, int] = field(default_factory=dict)  # kinds of the fake transcript not compared: how many
+
+    @property
+    def conforms(self) -> bool:
+        return not self.differences
+
+
+def _is_poll(event: Mapping[str, Any]) -> bool:
+    argv = event.get("argv") or []
+    return len(argv) >= 2 and argv[1] == "sessions"
+
+
+def _runs(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [e for e in events if e["kind"] == "run" and not _is_poll(e)]
+
+
+def _footers(events: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    out: list[str | None] = []
+    for e in events:
+        if e["kind"] != "footer":
+            continue
+        line = e.get("line")
+        if (out and out[-1] == line) or (not out and line is None):
+            continue
+        out.append(line)
+    return out
+
+
+def _of(events: Sequence[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
+    return [e for e in events if e["kind"] == kind]
+
+
+def _short(value: Any, limit: int = 400) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + "…"
+    return value
+
+
+def _sequence(lane: str, fake: Sequence[Any], real: Sequence[Any], out: list[Difference],
+              label: str = "#") -> None:
+    for i in range(max(len(fake), len(real))):
+        f = fake[i] if i < len(fake) else None
+        r = real[i] if i < len(real) else None
+        if f != r:
+            why = ("only the fake host has it" if i >= len(real) else "only the real engine has it"
+                   if i >= len(fake) else "they differ")
+            out.append(Difference(lane, f"{label}{i + 1}", _short(f), _short(r), why))
+
+
+def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | None:
+    """Why the real tool_result is not what the fake host's answer says the model reads (None: it is)."""
+    said = real.get("deny", real.get("error"))
+    read = str(real.get("read", ""))
+    if "deny" in fake or "error" in fake:
+        expected = str(fake.get("deny", fake.get("error")))
+        if said is None:
+            return "the fake host refuses the call; the real engine gave a result"
+        if expected not in str(said):
+            return "the model read another refusal"
+    elif "result" in fake:
+        if said is not None:
+            return "the fake host gives a result; the real engine refused the call"
+        problem = _result_problem(fake["result"], real.get("result"))
+        if problem:
+            return problem
+    for line in fake.get("context") or []:
+        if str(line) not in read:
+            return f"the model never read the context line {_short(str(line), 120)!r}"
+    return None
+
+
+def _result_problem(fake: Any, real: Any) -> str | None:
+    text = real if isinstance(real, str) else json.dumps(real, ensure_ascii=False)
+    if isinstance(fake, Mapping):
+        if fake.get("status") == "async_launched":
+            if LAUNCHED not in text:
+                return "not a launch"
+            if fake.get("agentId") and f"agentId: {fake['agentId']}" not in text:
+                return "another agentId"
+            return None
+        if isinstance(real, Mapping):
+            wrong = [k for k in fake if k in real and fake[k] != real[k]]
+            missing = [k for k in fake if k not in real]
+            if wrong or missing:
+                return "other fields: " + ", ".join([*wrong, *(f"{k} (missing)" for k in missing)])
+            return None
+        absent = [k for k, v in fake.items() if isinstance(v, str) and v and k != "outputFile" and v not in text]
+        return f"the model never read {', '.join(absent)}" if absent else None
+    return None if str(fake) in text else "the model read another result"
+
+
+def _answers(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], out: list[Difference]) -> None:
+    real_by = {e["call"]: e for e in _of(real, "answer")}
+    for f in _of(fake, "answer"):
+        r = real_by.pop(f["call"], None)
+        fake_side = {k: _short(v) for k, v in f.items() if k in ("result", "deny", "error", "context")}
+        if r is None:
+            out.append(Difference("answer", f["call"], fake_side, None, "the model never read an answer"))
+            continue
+        problem = _answer_problem(f, r)
+        if problem:
+            real_side = {k: _short(v) for k, v in r.items() if k in ("result", "deny", "error")}
+            out.append(Difference("answer", f["call"], fake_side, real_side, problem))
+    for call, r in real_by.items():
+        out.append(Difference("answer", call, None, {k: _short(v) for k, v in r.items() if k != "read"},
+                              "only the real engine answered it"))
+
+
+def _run_key(e: Mapping[str, Any]) -> dict[str, Any]:
+    return {"argv": list(e.get("argv") or []), "exit": e.get("exit"), "stdout": e.get("stdout"),
+            "stderr": e.get("stderr"), "failed": e.get("error") is not None}
+
+
+def _run_lane(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], out: list[Difference]) -> None:
+    f_runs, r_runs = _runs(fake), _runs(real)
+    for i in range(max(len(f_runs), len(r_runs))):
+        f = f_runs[i] if i < len(f_runs) else None
+        r = r_runs[i] if i < len(r_runs) else None
+        if f is None or r is None:
+            one = f if f is not None else r
+            assert one is not None
+            out.append(Difference("run", f"#{i + 1}", _run_key(f) if f else None, _run_key(r) if r else None,
+                                  "only the fake host ran it" if r is None else "only the real engine ran it"))
+            continue
+        fk, rk = _run_key(f), _run_key(r)
+        wrong = [k for k in fk if fk[k] != rk[k]]
+        if wrong:
+            out.append(Difference("run", f"#{i + 1} {' '.join(map(str, fk['argv'][1:3]))}",
+                                  {k: _short(fk[k]) for k in ["argv", *wrong]},
+                                  {k: _short(rk[k]) for k in ["argv", *wrong]}, "differs in " + ", ".join(wrong)))
+            continue
+        fm, rm = f.get("ms"), r.get("ms")
+        if isinstance(fm, int) and isinstance(rm, int) and abs(rm - fm) > TOLERANCE[0] + TOLERANCE[1] * fm:
+            out.append(Difference("run", f"#{i + 1} {' '.join(map(str, fk['argv'][1:3]))}", {"ms": fm}, {"ms": rm},
+                                  "took another time than the tolerance allows"))
+
+
+def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]]) -> Comparison:
+    out: list[Difference] = []
+    _sequence("session.start", [e.get("interactive") for e in _of(fake, "session.start")],
+              [e.get("interactive") for e in _of(real, "session.start")], out)
+    _sequence("call", [(e["call"], e.get("tool")) for e in _of(fake, "call")],
+              [(e["call"], e.get("tool")) for e in _of(real, "call")], out)
+    _answers(fake, real, out)
+    _run_lane(fake, real, out)
+    _sequence("toast", [e.get("text") for e in _of(fake, "toast")], [e.get("text") for e in _of(real, "toast")], out)
+    _sequence("footer", _footers(fake), _footers(real), out)
+    native_fake = sorted(e["call"] for e in _of(fake, "native") if e.get("tool") == "Agent")
+    native_real = sorted(e["call"] for e in _of(real, "native"))
+    if native_fake != native_real:
+        out.append(Difference("native", "Agent", native_fake, native_real, "Claude Code ran its own agent for "
+                              "other calls"))
+    _sequence("keys", [e["kind"] for e in fake if e["kind"] in ("esc", "reload")],
+              [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
+    unseen: dict[str, int] = {}
+    for e in fake:
+        if e["kind"] in NOT_COMPARED:
+            unseen[e["kind"]] = unseen.get(e["kind"], 0) + 1
+    return Comparison(out, unseen)

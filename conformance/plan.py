@@ -1,0 +1,161 @@
+"""What of a scenario the real Claude Code can show, and how: the concrete settings of one run, or why not.
+
+A scenario speaks of an abstract session; the real engine needs concrete settings, and some of them behave
+differently from one another (``claude-code-differences.md``, items 4–6). One choice per feature:
+
+- permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
+- ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's
+  ``settings.local.json``; each dialog is answered with Enter (yes) or Esc (no), in the calls' order;
+- ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, which reaches
+  the mod as the fake host's rule does (a plain ``Agent`` rule removes the tool before any hook: not used);
+- ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
+  ``permissionDecision: "deny"`` with the reason;
+- git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
+  message: a project that is not a git repository;
+- ``agent_types``: ``.claude/agents/<type>.md`` in the project;
+- ``esc_after: N``: Esc N ms after the model's reply raised the step's calls; ``esc``: Esc between turns;
+- ``reload``: the plugin's module file changed, then ``/reload-plugins``;
+- ``session.start`` (interactive): ``/clear``;
+- ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
+- ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
+
+What cannot run, and why, is :func:`why_not`'s answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.scenario import model, steps
+from simulator.scenario.model import Scenario
+
+#: The longest virtual span run in real time (ms): about two minutes.
+MAX_SPAN_MS = 125_000
+#: lich's exit codes a real program prints for an open (a scenario may set any number by hand).
+OPEN_EXITS = (0, 1)
+GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
+
+
+@dataclass(frozen=True)
+class Permission:
+    """The concrete permission settings of a run."""
+
+    decision: str = "allow"  # allow | ask | deny | hook-deny
+    deny_types: tuple[str, ...] = ()
+    hook_reason: str = "Blocked by hook"
+    answers: Mapping[str, bool] = field(default_factory=dict)  # ask: each Agent call's yes (True) or no
+
+
+@dataclass(frozen=True)
+class Git:
+    mode: str = "branch"  # branch | detached | none (not a repository)
+    branch: str = "main"
+
+
+@dataclass(frozen=True)
+class Plan:
+    scenario: Scenario
+    permission: Permission
+    git: Git
+    end_ms: int  # the fake host's last event: the run lets real time pass up to here
+
+
+def _span(events: Sequence[Mapping[str, Any]]) -> int:
+    return max((int(e.get("t", 0)) for e in events), default=0)
+
+
+def _calls(scenario: Scenario) -> list[steps.Call]:
+    return [c for s in scenario.steps if isinstance(s, steps.Calls) for c in s.calls]
+
+
+def _agent_type(call: steps.Call) -> str:
+    value = call.input.get("subagent_type")
+    return value if isinstance(value, str) and value else "general-purpose"
+
+
+def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why the real engine cannot show this scenario, or None when it can run."""
+    session = scenario.session
+    span = _span(events)
+    if span > MAX_SPAN_MS:
+        return f"a virtual span of {span / 1000:.0f} s: too long to run in real time (the tier runs up to about 2 min)"
+    if not session.start:
+        return "no session.start at the start: the real engine always raises it when a session begins"
+    if not session.interactive:
+        return "a non-interactive session (claude -p): conform drives the interactive screen only"
+    if session.modes:
+        return "other footer modes (session.modes): the person would have to switch modes; not driven"
+    git = session.git
+    if git.missing:
+        return "git missing: Claude Code needs git itself, so it cannot be hidden from the mod alone"
+    if git.runs:
+        return "scripted git command lines (session.git.runs): the real git answers what it answers"
+    if git.exit and git.stderr and git.stderr != GIT_NOT_A_REPO:
+        return "a git failure with its own message: only git's own 'not a git repository' can be made for real"
+    lich = scenario.lich
+    if any(w.read is not None for w in lich.lists):
+        return "lich.lists by read number: answered by the replay's scripted runner, which fake-lich does not know"
+    opens = [o for o in (lich.open, *lich.opens, *scenario.opens.values()) if o is not None]
+    for o in opens:
+        if o.exit is not None and o.exit not in OPEN_EXITS:
+            return f"an open exiting {o.exit}: an exit code set by hand, not one lich's program prints"
+    for step in scenario.steps:
+        if isinstance(step, steps.Workflow):
+            return "a workflow step: the real engine raises agent.spawn for a workflow only from a workflow run"
+        if isinstance(step, steps.At):
+            return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
+        if isinstance(step, steps.Errands):
+            return "lich's own status module (errands): not installed in the real run"
+        if isinstance(step, steps.SessionStart) and not step.interactive:
+            return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
+    for call in _calls(scenario):
+        if call.origin != "engine":
+            return f"a call raised by the plugin {call.origin!r}: the scripted model can only make the model's calls"
+        if call.agent is not None:
+            return "a subagent's own call (agent:): the scripted model makes the main loop's calls only"
+    return _permission_problem(scenario)
+
+
+def _decisions(scenario: Scenario) -> list[tuple[steps.Call, model.Permission]]:
+    own = scenario.session.permission
+    return [(c, c.permission or own) for c in _calls(scenario) if c.tool == "Agent"]
+
+
+def _permission_problem(scenario: Scenario) -> str | None:
+    decided = _decisions(scenario)
+    kinds = {p.decision for _, p in decided}
+    if len(kinds) > 1:
+        return f"calls with different permission checks ({', '.join(sorted(kinds))}): one run has one set of rules"
+    for _, p in decided:
+        if p.decision == "ask" and p.answer is None:
+            return "a dialog nobody can answer: the interactive screen always has a person"
+        if p.decision == "deny" and p.reason:
+            return "a deny rule with its own text: the engine writes a rule's refusal itself"
+    hook_reasons = {p.reason for _, p in decided if p.decision == "hook-deny"}
+    if len(hook_reasons) > 1:
+        return "hook denies with different reasons: one hook answers every call"
+    return None
+
+
+def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
+    """The concrete settings of a scenario :func:`why_not` let run."""
+    decided = _decisions(scenario)
+    decision = decided[0][1].decision if decided else "allow"
+    if decision == "ask":
+        permission = Permission("ask", answers={c.id: bool(p.answer) for c, p in decided})
+    elif decision == "deny":
+        permission = Permission("deny", deny_types=tuple(dict.fromkeys(_agent_type(c) for c, _ in decided)))
+    elif decision == "hook-deny":
+        permission = Permission("hook-deny", hook_reason=decided[0][1].reason or "Blocked by hook")
+    else:
+        permission = Permission()
+    git = scenario.session.git
+    if git.exit:
+        concrete = Git("none")
+    elif git.branch is None:
+        concrete = Git("detached")
+    else:
+        concrete = Git("branch", git.branch)
+    return Plan(scenario, permission, concrete, _span(events))

@@ -1,0 +1,486 @@
+"""One scenario in the real Claude Code: the interactive screen under tmux, the plugin's bridged module,
+the scripted model, fake-lich in real time; out comes a transcript in the replay's JSON contract.
+
+Where each event comes from:
+
+| kind | source |
+|---|---|
+| ``session.start`` | the session host's stdin (each host the module starts is handed the events it answered) |
+| ``call`` | the scripted model: when it sent the step's calls |
+| ``answer`` | the model's next requests: each call's ``tool_result`` (and the text around it, for ``context``) |
+| ``run`` | wrappers around ``fake-lich`` and ``git`` logging argv, output, exit and times (git: the mod's runs only) |
+| ``toast`` | the bridge's own log (``AGENT_CARDS_BRIDGE_LOG``): the effects handed back with each step |
+| ``footer`` | the screen, read every 0.2 s: the ``lich: …`` line as it changes |
+| ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent) |
+| ``esc``, ``reload`` | the runner, when it presses the key or reloads |
+
+Times are real ms since the scenario's t=0: the moment the first step began (for a call step, when the
+model sent its calls). Every wait is on the screen, the model's requests or a deadline of the scenario's
+own time; nothing sleeps a fixed time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from claude_driver.model_api import text_of
+from claude_driver.sandbox import Sandbox
+from claude_driver.tui import Tui
+from conformance.model import MARKER, ConformModel
+from conformance.plan import Plan
+from simulator.lich.install import fake_lich_program
+from simulator.lich.program import create_state
+from simulator.scenario import steps
+from simulator.scenario.replay import lich_script
+
+ROOT = Path(__file__).resolve().parents[1]
+FOOTER = re.compile(r"lich: \d+ workers?")
+DIALOG = "Do you want to proceed?"
+STEP_TIMEOUT_S = 90.0
+END_MARKER = "conform end: that is all."
+
+_WRAPPER = """#!/bin/sh
+{guard}
+d={runs}
+n=$(date +%s%N)-$$
+printf '%s\\037' "$@" > "$d/$n.argv"
+{env} {program} "$@" > "$d/$n.out" 2> "$d/$n.err"
+rc=$?
+printf '%s %s' "$rc" "$(date +%s%N)" > "$d/$n.rc"
+cat "$d/$n.out"
+cat "$d/$n.err" >&2
+exit $rc
+"""
+
+_PYTHON = """#!/bin/sh
+f=$(mktemp {boots}/boot.$(date +%s%N).XXXXXX)
+cat > "$f"
+exec {python} "$@" < "$f"
+"""
+
+
+@dataclass
+class RealRun:
+    events: list[dict[str, Any]]
+    screen: str = ""
+    remarks: list[str] = field(default_factory=list)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t0: float | None = None
+
+    def start(self) -> None:
+        if self.t0 is None:
+            self.t0 = time.time()
+
+    def ms(self, at: float) -> int:
+        return max(0, round((at - (self.t0 or at)) * 1000))
+
+    def wait_until(self, t_ms: int, stop: threading.Event) -> None:
+        """Let the scenario's own time pass up to t_ms (no-op when already past)."""
+        if self.t0 is None:
+            return
+        left = self.t0 + t_ms / 1000 - time.time()
+        if left > 0:
+            stop.wait(left)
+
+
+class _Screen(threading.Thread):
+    """Reads the screen every 0.2 s: the footer's lich line as it changes."""
+
+    def __init__(self, tui: Tui) -> None:
+        super().__init__(daemon=True)
+        self.tui = tui
+        self.stop = threading.Event()
+        self.footers: list[tuple[float, str | None]] = []
+        self.last = ""
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            with contextlib.suppress(Exception):
+                self.last = self.tui.screen()
+                found = FOOTER.findall(self.last)
+                line = found[-1] if found else None
+                if not self.footers or self.footers[-1][1] != line:
+                    self.footers.append((time.time(), line))
+            self.stop.wait(0.2)
+
+
+def _write(path: Path, text: str, mode: int | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mode is not None:
+        path.chmod(mode)
+    return path
+
+
+class Run:
+    """One scenario's real run in ``folder`` (its own HOME, project, lich state and logs)."""
+
+    def __init__(self, plan: Plan, claude: Path, folder: Path) -> None:
+        self.plan, self.claude, self.folder = plan, claude, folder
+        self.scenario = plan.scenario
+        self.clock = _Clock()
+        self.stop = threading.Event()
+        self.marks: list[dict[str, Any]] = []  # esc, reload, as the runner did them
+        self.lich_bin = folder / "lich" / "bin" / "lich"
+        self.runs = folder / "runs"
+        self.boots = folder / "boots"
+        self.state = folder / "lich" / "state"
+        self.bridge_log = folder / "bridge.jsonl"
+        self.module = folder / "plugin" / "hooks" / "agent-cards.js"
+        self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
+        self.remarks: list[str] = []
+
+    def _call_steps(self) -> Iterator[steps.Calls]:
+        yield from (s for s in self.scenario.steps if isinstance(s, steps.Calls))
+
+    # -- setting up ----------------------------------------------------------------------------------
+
+    def _plugin(self) -> Path:
+        plugin = self.folder / "plugin"
+        shutil.copytree(ROOT / ".claude-plugin", plugin / ".claude-plugin", ignore=shutil.ignore_patterns("types"))
+        (plugin / "hooks").mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "hooks" / "hooks.json", plugin / "hooks" / "hooks.json")
+        shutil.copy(ROOT / "hooks" / "agent-cards.js", self.module)
+        (plugin / "agent_cards").symlink_to(ROOT / "agent_cards")
+        return plugin
+
+    def _hook_deny_plugin(self, reason: str) -> Path:
+        plugin = self.folder / "deny-hook"
+        _write(plugin / ".claude-plugin" / "plugin.json",
+               json.dumps({"name": "conform-deny", "version": "0.0.1", "description": "denies every Agent call"}))
+        out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                      "permissionDecisionReason": reason}}
+        script = _write(plugin / "hooks" / "deny.sh", f"#!/bin/sh\ncat > /dev/null\nprintf '%s\\n' "
+                        f"{shlex.quote(json.dumps(out))}\n", 0o755)
+        hook = {"type": "command", "command": shlex.quote(str(script)), "timeout": 30}
+        _write(plugin / "hooks" / "hooks.json",
+               json.dumps({"hooks": {"PreToolUse": [{"matcher": "Agent", "hooks": [hook]}]}}))
+        return plugin
+
+    def _wrappers(self) -> Path:
+        self.runs.mkdir(parents=True)
+        self.boots.mkdir(parents=True)
+        env = " ".join(shlex.quote(f"{k}={v}") for k, v in {
+            "FAKE_LICH_STATE": str(self.state), "FAKE_LICH_REAL_SLEEP": "1",
+            "FAKE_LICH_ARGV0": self.scenario.env.get("LICH_BIN") or "lich"}.items())
+        (self.runs / "lich").mkdir()
+        (self.runs / "git").mkdir()
+        _write(self.lich_bin, _WRAPPER.format(guard="", runs=shlex.quote(str(self.runs / "lich")), env="env " + env,
+                                              program=shlex.quote(str(fake_lich_program()))), 0o755)
+        real_git = shutil.which("git") or "git"
+        guard = f'[ -n "$CLAUDE_PLUGIN_ROOT" ] || exec {shlex.quote(real_git)} "$@"'
+        bin_dir = self.folder / "gitbin"
+        _write(bin_dir / "git", _WRAPPER.format(guard=guard, runs=shlex.quote(str(self.runs / "git")), env="",
+                                                program=shlex.quote(real_git)), 0o755)
+        python = shutil.which("python3") or "python3"
+        _write(self.folder / "python", _PYTHON.format(boots=shlex.quote(str(self.boots)),
+                                                      python=shlex.quote(python)), 0o755)
+        return bin_dir
+
+    def _project(self, sandbox: Sandbox) -> None:
+        git = self.plan.git
+        if git.mode == "branch" and git.branch != "main":
+            _git(sandbox, "checkout", "-q", "-b", git.branch)
+        elif git.mode == "detached":
+            _git(sandbox, "checkout", "-q", "--detach")
+        permission = self.plan.permission
+        rules: dict[str, list[str]] = {}
+        if permission.decision == "ask":
+            rules["ask"] = ["Agent"]
+        elif permission.decision == "deny":
+            rules["deny"] = [f"Agent({t})" for t in permission.deny_types]
+        if rules:
+            _write(sandbox.project / ".claude" / "settings.local.json", json.dumps({"permissions": rules}))
+        for name in self.scenario.session.agent_types:
+            _write(sandbox.project / ".claude" / "agents" / f"{name}.md",
+                   f"---\nname: {name}\ndescription: The project's own {name} agent.\n---\nYou are {name}.\n")
+
+    def _env(self, git_bin: Path) -> dict[str, str]:
+        env = {k: v for k, v in self.scenario.env.items() if k != "LICH_BIN"}
+        wanted = self.scenario.env.get("LICH_BIN")
+        if wanted is not None:
+            env["LICH_BIN"] = str(self.lich_bin) if self.scenario.lich.installed else str(self.folder / "no-lich")
+        env["AGENT_CARDS_BRIDGE_LOG"] = str(self.bridge_log)
+        env["AGENT_CARDS_PYTHON"] = str(self.folder / "python")
+        env["PATH"] = f"{git_bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+        return env
+
+    # -- running ------------------------------------------------------------------------------------
+
+    def run(self) -> RealRun:
+        plugin = self._plugin()
+        plugins = [plugin]
+        if self.plan.permission.decision == "hook-deny":
+            plugins.append(self._hook_deny_plugin(self.plan.permission.hook_reason))
+        git_bin = self._wrappers()
+        sandbox = Sandbox.create(self.folder / "sandbox", git=self.plan.git.mode != "none")
+        model = ConformModel(self.call_steps, on_serve=self._served, lifetime=600,
+                             log_path=self.folder / "api.jsonl")
+        model.start()
+        screen = ""
+        try:
+            self._project(sandbox)
+            with Tui(self.claude, sandbox, plugins, model, env_extra=self._env(git_bin),
+                     extra_args=["--permission-mode", "default"], ready_timeout=60) as tui:
+                watcher = _Screen(tui)
+                watcher.start()
+                try:
+                    self._steps(tui, model)
+                    self._finish(tui, model, watcher)
+                    screen = tui.screen()
+                    with contextlib.suppress(TimeoutError, AssertionError):
+                        tui.exit()
+                finally:
+                    watcher.stop.set()
+                    watcher.join(5)
+                events = self._events(model, watcher, sandbox)
+        finally:
+            model.close()
+            sandbox.cleanup()
+        return RealRun(events, screen, self.remarks)
+
+    def _served(self, n: int) -> None:
+        """The model sent step n's calls: the scenario's clock starts with the first step."""
+        self._start_clock()
+
+    def _start_clock(self) -> None:
+        """t=0: lich's state is made now, so that its own clock (real ms since then) is the scenario's."""
+        if self.clock.t0 is None:
+            create_state(self.state, lich_script(self.scenario))
+            self.clock.start()
+
+    def _steps(self, tui: Tui, model: ConformModel) -> None:
+        n = 0
+        for step in self.scenario.steps:
+            if isinstance(step, steps.Calls):
+                n += 1
+                self._calls(tui, model, n, step)
+                continue
+            self._start_clock()
+            if isinstance(step, steps.Wait):
+                self.stop.wait(step.ms / 1000)
+            elif isinstance(step, steps.Until):
+                self.clock.wait_until(step.t, self.stop)
+            elif isinstance(step, steps.Esc):
+                self._mark("esc")
+                tui.key("Escape")
+            elif isinstance(step, steps.Reload):
+                self.module.write_text(self.module.read_text(encoding="utf-8") + f"// reload {time.time_ns()}\n",
+                                       encoding="utf-8")
+                self._mark("reload")
+                tui.type("/reload-plugins")
+                tui.wait_idle(30)
+            elif isinstance(step, steps.SessionStart):
+                tui.type("/clear")
+                tui.wait_idle(30)
+            # footer, check: nothing to do (the engine draws the footer; a check reads the fake's memory)
+
+    def _mark(self, kind: str) -> None:
+        self.marks.append({"at": time.time(), "kind": kind})
+
+    def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.Calls) -> None:
+        ids = [c.id for c in step.calls]
+        asks = [self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers]
+        tui.type(MARKER.format(n=n))
+        if not model.wait_until(lambda _: n in model.served, STEP_TIMEOUT_S):
+            raise TimeoutError(f"the model was never asked for step {n}:\n{tui.screen()}")
+        served = model.served[n]
+        esc_at = None if step.esc_after is None else served + step.esc_after / 1000
+        deadline = time.monotonic() + STEP_TIMEOUT_S + max(self._open_ms(c) for c in step.calls) / 1000
+        interrupted = False
+        while True:
+            answered = model.results()
+            if all(i in answered for i in ids) or interrupted:
+                break
+            if esc_at is not None and time.time() >= esc_at:
+                esc_at = None
+                self._mark("esc")
+                tui.key("Escape")
+                interrupted = True
+                continue
+            screen = tui.screen()
+            if DIALOG in screen and asks:
+                yes = asks.pop(0)
+                tui.key("Enter" if yes else "Escape")
+                interrupted = not yes
+                if yes:  # the card goes away; wait for it before looking again
+                    with contextlib.suppress(TimeoutError):
+                        _wait_gone(tui, DIALOG, 10)
+                continue
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"step {n}'s calls were never answered:\n{screen}")
+            wait = 0.2 if esc_at is None else max(0.0, min(0.2, esc_at - time.time()))
+            model.wait_until(lambda m: False, wait)
+        if interrupted:
+            with contextlib.suppress(TimeoutError):
+                tui.wait_for("Interrupted", 30)
+        tui.wait_idle(60)
+
+    def _open_ms(self, call: steps.Call) -> int:
+        scripted = call.lich or self.scenario.lich.open
+        return scripted.ms if scripted is not None else 800
+
+    def _finish(self, tui: Tui, model: ConformModel, watcher: _Screen) -> None:
+        """The last calls' results reach the model (after a "no" or Esc only with the next prompt); then
+        time passes up to the fake's last event, and the footer settles (its 5 s poll)."""
+        self._start_clock()
+        pending = [c.id for calls in self.call_steps.values() for c in calls if c.id not in model.results()]
+        if pending:
+            tui.type(END_MARKER)
+            model.wait_until(lambda _: all(i in model.results() for i in pending), 60)
+            tui.wait_idle(60)
+        self.clock.wait_until(self.plan.end_ms, self.stop)
+        settle = time.monotonic() + 6.5  # one 5 s poll and its redraw
+        while time.monotonic() < settle and not self.stop.is_set():
+            self.stop.wait(0.2)
+
+    # -- the transcript -------------------------------------------------------------------------------
+
+    def _events(self, model: ConformModel, watcher: _Screen, sandbox: Sandbox) -> list[dict[str, Any]]:
+        ms = self.clock.ms
+        events: list[dict[str, Any]] = []
+        for boot in sorted(self.boots.glob("boot.*")):
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(boot.read_text(encoding="utf-8") or "{}")
+                for item in data.get("events") or []:
+                    if item.get("event") == "session.start":
+                        e = item.get("e") or {}
+                        events.append({"t": ms(boot.stat().st_mtime), "kind": "session.start",
+                                       "interactive": bool(e.get("isInteractive", True))})
+        for n, sent in model.sent.items():
+            for call in sent:
+                events.append({"t": ms(model.served[n]), "kind": "call", **call})
+        for call_id, (at, result, body) in model.results().items():
+            events.append({"t": ms(at), "kind": "answer", "call": call_id, **self._answer(result, body)})
+        events += self._runs(ms)
+        for line in self._bridge_log():
+            for effect in line.get("effects") or []:
+                if isinstance(effect, dict) and "toast" in effect:
+                    events.append({"t": ms(float(line.get("t") or 0)), "kind": "toast", "text": effect["toast"]})
+        for at, footer in watcher.footers:
+            events.append({"t": ms(at), "kind": "footer", "line": footer})
+        prompts = {str(c.input.get("prompt")): c.id for calls in self.call_steps.values() for c in calls
+                   if c.tool == "Agent"}
+        seen: set[str] = set()
+        for request in model.subagent_requests:
+            body = request.body if isinstance(request.body, dict) else {}
+            first = next((m for m in body.get("messages") or [] if m.get("role") == "user"), None)
+            task = text_of(first.get("content")) if first else ""
+            for prompt, call_id in prompts.items():
+                if prompt and prompt in task and call_id not in seen:
+                    seen.add(call_id)
+                    events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent"})
+        for mark in self.marks:
+            events.append({"t": ms(mark["at"]), "kind": mark["kind"]})
+        events.sort(key=lambda e: e["t"])
+        return [self._virtual_paths(e, sandbox) for e in events]
+
+    def _answer(self, result: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+        text = text_of(result.get("content"))
+        out: dict[str, Any] = {}
+        if result.get("is_error"):
+            inner = re.fullmatch(r"(?s)<tool_use_error>(.*)</tool_use_error>", text)
+            out["deny" if inner else "error"] = inner.group(1) if inner else text
+        else:
+            try:
+                out["result"] = json.loads(text)
+            except ValueError:
+                out["result"] = text
+        out["read"] = _after_result(body, str(result.get("tool_use_id")))
+        return out
+
+    def _runs(self, ms: Callable[[float], int]) -> list[dict[str, Any]]:
+        out = []
+        for folder, program in (("lich", self.scenario.env.get("LICH_BIN") or "lich"), ("git", "git")):
+            for argv_file in sorted((self.runs / folder).glob("*.argv")):
+                stem = argv_file.with_suffix("")
+                started = int(stem.name.split("-")[0]) / 1e9
+                argv = argv_file.read_text(encoding="utf-8").split("\x1f")[:-1]
+                run: dict[str, Any] = {"t": ms(started), "kind": "run", "argv": [program, *argv]}
+                rc = stem.with_suffix(".rc")
+                output = {"stdout": _read(stem.with_suffix(".out")), "stderr": _read(stem.with_suffix(".err"))}
+                if rc.exists():
+                    code, ended = rc.read_text(encoding="utf-8").split()
+                    run.update(exit=int(code), **output, error=None, ms=round((int(ended) / 1e9 - started) * 1000))
+                else:
+                    run.update(exit=None, **output, error="cut off before it exited")
+                out.append(run)
+        return out
+
+    def _bridge_log(self) -> list[dict[str, Any]]:
+        if not self.bridge_log.exists():
+            return []
+        lines = []
+        for raw in self.bridge_log.read_text(encoding="utf-8").splitlines():
+            with contextlib.suppress(ValueError):
+                lines.append(json.loads(raw))
+        return lines
+
+    def _virtual_paths(self, event: dict[str, Any], sandbox: Sandbox) -> dict[str, Any]:
+        """The real run's paths read as the scenario's virtual ones (lich's binary, the project)."""
+        pairs = [(str(self.lich_bin), self.scenario.env.get("LICH_BIN") or "lich"),
+                 (str(sandbox.project), self.scenario.session.cwd)]
+        text = json.dumps(event, ensure_ascii=False)
+        for real, virtual in pairs:
+            text = text.replace(json.dumps(real)[1:-1], json.dumps(virtual)[1:-1])
+        result: dict[str, Any] = json.loads(text)
+        return result
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _after_result(body: Mapping[str, Any], call_id: str) -> str:
+    """All text the model read from a call's tool_result on (what a hook's context would be among)."""
+    parts: list[str] = []
+    found = False
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
+                found = True
+            if found:
+                parts.append(text_of([block]))
+    return "\n".join(parts)
+
+
+def _wait_gone(tui: Tui, text: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while text in tui.screen():
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{text!r} still on screen")
+        threading.Event().wait(0.1)
+
+
+def _git(sandbox: Sandbox, *args: str) -> None:
+    import subprocess
+
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(sandbox.home), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], cwd=sandbox.project, env=env, check=True, capture_output=True)
+
+
+def run_real(plan: Plan, claude: Path, folder: Path) -> RealRun:
+    return Run(plan, claude, folder).run()
