@@ -16,11 +16,14 @@ from typing import Any
 from claude_driver.install import CLAUDE_VERSION
 from conformance.compare import TOLERANCE_TEXT, Comparison, compare
 from conformance.plan import plan, why_not
+from simulator.host.claude_code import ENGINE_VERSION
+from simulator.scenario import steps
 from simulator.scenario.files import load_all
 from simulator.scenario.model import Scenario
 from simulator.scenario.replay import replay
 
 HELP = f"""usage: agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...
+       agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl
 
 Replay each scenario through the real Claude Code {CLAUDE_VERSION} (interactive, offline: the plugin's
 bridged module, a scripted model, fake-lich in real time, keys under tmux) and compare what happened with
@@ -32,6 +35,7 @@ options:
   --json         one JSON object per scenario per line: verdict, why, differences, both transcripts
   --jobs N       real runs at once (default 2; each its own HOME and lich state)
   --table FILE   write the table of results as Markdown (docs/conformance.md)
+  --from FILE    judge again the transcripts a `conform --json` run wrote, without running anything
   -h, --help     show this help
 
 times: {TOLERANCE_TEXT}.
@@ -113,15 +117,22 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) ->
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     result.real = real.events
-    result.comparison = compare(events, real.events)
+    judge(scenario, result)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def judge(scenario: Scenario, result: Result) -> None:
+    """Compare the two transcripts of ``result`` and give its verdict."""
+    parallel = any(isinstance(s, steps.Calls) and len(s.calls) > 1 for s in scenario.steps)
+    missing = None if scenario.lich.installed else scenario.env.get("LICH_BIN")
+    result.comparison = compare(result.fake, result.real, side_by_side=parallel, missing_program=missing)
     if result.comparison.conforms:
         result.verdict = "conforms"
     elif scenario.file in EXPLAINED:
         result.verdict, result.why = "by design", EXPLAINED[scenario.file]
     else:
         result.verdict = "differs"
-    result.seconds = time.monotonic() - started
-    return result
 
 
 def to_text(result: Result) -> str:
@@ -161,7 +172,29 @@ def table(results: Sequence[Result]) -> str:
         if r.comparison is not None and r.comparison.differences and not detail:
             detail = "; ".join(f"{d.lane} {d.key}: {d.why}" for d in r.comparison.differences[:4])
         rows.append(f"| `{r.name}` | {r.verdict} | {detail.replace('|', '∣')} |")
-    return "\n".join(rows) + "\n"
+    return "\n".join([*rows, "", VERSIONS]) + "\n"
+
+
+#: The engine the fake host models, and where the spec's older measurements differ from it.
+VERSIONS = f"""## Engine versions
+
+The fake host models Claude Code {ENGINE_VERSION} (`simulator.host.claude_code.ENGINE_VERSION`), the version
+`claude_driver` pins ({CLAUDE_VERSION}) and this table was run against. Parts of the spec were measured on
+older builds, and {ENGINE_VERSION} differs from them here:
+
+- **Reload** (lich-plugin's assumptions, 2.1.289/2.1.296: "a module reload forgets the flag until the next
+  `session.start`"): {ENGINE_VERSION} raises `session.start` again for the reloaded module, so the
+  interactive flag comes back at once and the next general-purpose call is taken; the count is still lost.
+- **Esc while a hook waits on `$` calls** (2.1.289: "`next.signal` is aborted when the user presses Esc"):
+  {ENGINE_VERSION} also rejects the hook's pending `$` calls with `user-cancel`, and a deny the hook returns
+  after Esc is not delivered: the model reads the engine's standard rejection.
+- **"No" at the permission dialog** (2.1.296: "its refusal stands and lich opens nothing"): still true, and
+  in {ENGINE_VERSION} the "no" also ends the turn (`Interrupted · What should Claude do instead?`); the
+  refusal reaches the model only with the person's next prompt.
+- **Permission rules**: in {ENGINE_VERSION} a plain `Agent` deny rule removes the tool before any hook runs;
+  a typed one (`Agent(general-purpose)`) reaches the mod, with the engine's own refusal text.
+- Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent
+  tool's hook (not runnable here: see the table)."""
 
 
 def _take(args: list[str], flag: str) -> tuple[str | None, str | None]:
@@ -185,11 +218,17 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         return 0
     jobs_text, problem = _take(args, "--jobs")
     table_file, problem2 = _take(args, "--table")
+    saved, problem3 = _take(args, "--from")
+    problem = problem or problem2 or problem3
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]
     unknown = [a for a in paths if a.startswith("-")]
-    if problem or problem2 or unknown or not paths:
-        return _usage(problem or problem2 or (f"unknown option {unknown[0]}" if unknown else
+    if saved is not None and not unknown and not problem:
+        if paths:
+            return _usage("--from takes no scenario files")
+        return _report(_rejudged(Path(saved)), as_json, table_file, out, [])
+    if problem or unknown or not paths:
+        return _usage(problem or (f"unknown option {unknown[0]}" if unknown else
                                               "name scenario files or folders"))
     try:
         jobs = int(jobs_text or "2")
@@ -210,6 +249,30 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         for future in futures:
             result = future.result()
             results.append(result)
+            out(json.dumps(result.to_json(), ensure_ascii=False) if as_json else to_text(result))
+    return _report(results, as_json, table_file, out, problems, printed=True)
+
+
+def _rejudged(saved: Path) -> list[Result]:
+    """The results a ``conform --json`` run wrote, judged again by today's comparison."""
+    results = []
+    for line in saved.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        result = Result(data["file"], data.get("variant"), data["title"], data["verdict"], data.get("why", ""),
+                        fake=data.get("fake") or [], real=data.get("real") or [], seconds=data.get("seconds", 0.0))
+        if result.verdict not in ("cannot run", "failed"):
+            scenarios, _ = load_all([Path(result.file)])
+            units = [v for s in scenarios for v in (s.variants or (s,)) if v.variant == result.variant]
+            if units:
+                judge(units[0], result)
+        results.append(result)
+    return results
+
+
+def _report(results: Sequence[Result], as_json: bool, table_file: str | None, out: Callable[[str], None],
+            problems: Sequence[str], *, printed: bool = False) -> int:
+    if not printed:
+        for result in results:
             out(json.dumps(result.to_json(), ensure_ascii=False) if as_json else to_text(result))
     if not as_json:
         counts: dict[str, int] = {}

@@ -8,10 +8,10 @@ becomes lanes, and each lane is compared on its own:
 | ``session.start`` | how many times it was raised, in order, and ``interactive`` |
 | ``call`` | the calls in order: id and tool |
 | ``answer`` | per call id: the arm (a result, a deny or an error) and what the model read (below) |
-| ``run`` | the mod's runs in order (lich's 5 s ``sessions`` polls aside): argv, exit, stdout, stderr, |
+| ``run`` | the mod's runs matched by argv (lich's 5 s ``sessions`` polls aside): exit, stdout, stderr, |
 |  | whether it failed, and its ms within :data:`TOLERANCE` |
 | ``toast`` | the texts in order |
-| ``footer`` | the lich line's changes in order (a redraw that changes nothing is not one) |
+| ``footer`` | the lich line's turning points in order (:func:`turning_points`) |
 | ``native`` | which Agent calls Claude Code ran itself |
 | ``keys`` | Esc and reload in order |
 
@@ -25,6 +25,7 @@ types no note; the engine's reports are screen lines), and when each 5 s poll ra
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,29 @@ TOLERANCE_TEXT = (f"a run's ms within ±({TOLERANCE[0]} ms + {TOLERANCE[1]:.0%})
                   "order and call id, not by time")
 LAUNCHED = "Async agent launched successfully"
 NOT_COMPARED = ("permission", "spawn", "check", "note", "report")
+#: What fake-lich hands out by the order opens reach it (ids, tickets, labels): calls raised side by side
+#: reach it in another order in the real engine, so a scenario with parallel calls compares them as one.
+_BY_ORDER = [
+    (re.compile(r"\b9f[0-9a-f]{2}\b"), "<id>"),
+    (re.compile(r"\ba1b2c3[0-9a-f]{2}\b"), "<ticket>"),
+    (re.compile(r"\b7c[0-9a-f]{2}\b"), "<command>"),
+    (re.compile(r"Session \d+"), "Session <n>"),
+    (re.compile(r"session-\d+-"), "session-<n>-"),
+    (re.compile(r'"nextSeq":\d+'), '"nextSeq":<n>'),
+]
+
+
+def by_order(value: Any) -> Any:
+    """``value`` with what fake-lich numbers by order replaced by placeholders."""
+    if isinstance(value, str):
+        for pattern, placeholder in _BY_ORDER:
+            value = pattern.sub(placeholder, value)
+        return value
+    if isinstance(value, Mapping):
+        return {k: by_order(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [by_order(v) for v in value]
+    return value
 
 
 @dataclass
@@ -78,6 +102,24 @@ def _footers(events: Sequence[Mapping[str, Any]]) -> list[str | None]:
             continue
         out.append(line)
     return out
+
+
+def _count(line: str | None) -> int:
+    digits = re.search(r"\d+", line or "")
+    return int(digits.group()) if digits else 0
+
+
+def turning_points(lines: Sequence[str | None]) -> list[str | None]:
+    """The lich line where its count turns: a count that climbs (or falls) step by step, as parallel calls
+    land one by one in real time, is kept only where it stops climbing (falling)."""
+    out: list[str | None] = [None]  # before the first draw: no lich line
+    for line in lines:
+        if len(out) >= 2 and (_count(out[-2]) < _count(out[-1]) < _count(line)
+                              or _count(out[-2]) > _count(out[-1]) > _count(line)):
+            out[-1] = line
+        else:
+            out.append(line)
+    return out[1:]
 
 
 def _of(events: Sequence[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
@@ -126,17 +168,26 @@ def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | N
 def _result_problem(fake: Any, real: Any) -> str | None:
     text = real if isinstance(real, str) else json.dumps(real, ensure_ascii=False)
     if isinstance(fake, Mapping):
+        native = "resolvedModel" in fake  # Claude Code's own agent: its agentId is the engine's to choose
         if fake.get("status") == "async_launched":
             if LAUNCHED not in text:
                 return "not a launch"
-            if fake.get("agentId") and f"agentId: {fake['agentId']}" not in text:
+            if not native and fake.get("agentId") and f"agentId: {fake['agentId']}" not in text:
+                return "another agentId"
+            return None
+        if fake.get("status") == "completed":
+            report = "\n".join(str(b.get("text", "")) for b in fake.get("content") or [] if isinstance(b, Mapping))
+            missing = [line for line in report.splitlines() if line.strip() and line.strip() not in text]
+            if missing:
+                return f"the model never read the report's line {_short(missing[0], 120)!r}"
+            if not native and f"agentId: {fake.get('agentId')}" not in text:
                 return "another agentId"
             return None
         if isinstance(real, Mapping):
             wrong = [k for k in fake if k in real and fake[k] != real[k]]
-            missing = [k for k in fake if k not in real]
-            if wrong or missing:
-                return "other fields: " + ", ".join([*wrong, *(f"{k} (missing)" for k in missing)])
+            missing_keys = [k for k in fake if k not in real]
+            if wrong or missing_keys:
+                return "other fields: " + ", ".join([*wrong, *(f"{k} (missing)" for k in missing_keys)])
             return None
         absent = [k for k, v in fake.items() if isinstance(v, str) and v and k != "outputFile" and v not in text]
         return f"the model never read {', '.join(absent)}" if absent else None
@@ -166,30 +217,44 @@ def _run_key(e: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _run_lane(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], out: list[Difference]) -> None:
-    f_runs, r_runs = _runs(fake), _runs(real)
-    for i in range(max(len(f_runs), len(r_runs))):
-        f = f_runs[i] if i < len(f_runs) else None
-        r = r_runs[i] if i < len(r_runs) else None
-        if f is None or r is None:
-            one = f if f is not None else r
-            assert one is not None
-            out.append(Difference("run", f"#{i + 1}", _run_key(f) if f else None, _run_key(r) if r else None,
-                                  "only the fake host ran it" if r is None else "only the real engine ran it"))
+    """Runs matched by argv, each fake run with the first real one of the same argv not matched yet (calls
+    raised side by side start their runs in any order), then compared field by field."""
+    left = list(_runs(real))
+    for i, f in enumerate(_runs(fake), start=1):
+        fk = _run_key(f)
+        label = f"#{i} {' '.join(map(str, fk['argv'][1:3]))}"
+        r = next((r for r in left if list(r.get("argv") or []) == fk["argv"]), None)
+        if r is None:
+            out.append(Difference("run", label, fk, None, "only the fake host ran it"))
             continue
-        fk, rk = _run_key(f), _run_key(r)
+        left.remove(r)
+        rk = _run_key(r)
         wrong = [k for k in fk if fk[k] != rk[k]]
         if wrong:
-            out.append(Difference("run", f"#{i + 1} {' '.join(map(str, fk['argv'][1:3]))}",
-                                  {k: _short(fk[k]) for k in ["argv", *wrong]},
+            out.append(Difference("run", label, {k: _short(fk[k]) for k in ["argv", *wrong]},
                                   {k: _short(rk[k]) for k in ["argv", *wrong]}, "differs in " + ", ".join(wrong)))
             continue
         fm, rm = f.get("ms"), r.get("ms")
         if isinstance(fm, int) and isinstance(rm, int) and abs(rm - fm) > TOLERANCE[0] + TOLERANCE[1] * fm:
-            out.append(Difference("run", f"#{i + 1} {' '.join(map(str, fk['argv'][1:3]))}", {"ms": fm}, {"ms": rm},
-                                  "took another time than the tolerance allows"))
+            out.append(Difference("run", label, {"ms": fm}, {"ms": rm}, "took another time than the tolerance allows"))
+    for r in left:
+        out.append(Difference("run", " ".join(map(str, (r.get("argv") or [])[1:3])), None, _run_key(r),
+                              "only the real engine ran it"))
 
 
-def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]]) -> Comparison:
+def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], *,
+            side_by_side: bool = False, missing_program: str | None = None) -> Comparison:
+    """The differences; ``side_by_side``: the scenario raises calls in parallel, so what fake-lich numbers by
+    the order of its opens is compared as placeholders (:func:`by_order`); ``missing_program``: a program that
+    does not exist in the scenario, whose runs (failing to start) no wrapper can see."""
+    unseen: dict[str, int] = {}
+    if missing_program is not None:
+        kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] == missing_program)]
+        if len(kept) != len(fake):
+            unseen["run of a missing program"] = len(fake) - len(kept)
+        fake = kept
+    if side_by_side:
+        fake, real = by_order(list(fake)), by_order(list(real))
     out: list[Difference] = []
     _sequence("session.start", [e.get("interactive") for e in _of(fake, "session.start")],
               [e.get("interactive") for e in _of(real, "session.start")], out)
@@ -198,7 +263,7 @@ def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]]
     _answers(fake, real, out)
     _run_lane(fake, real, out)
     _sequence("toast", [e.get("text") for e in _of(fake, "toast")], [e.get("text") for e in _of(real, "toast")], out)
-    _sequence("footer", _footers(fake), _footers(real), out)
+    _sequence("footer", turning_points(_footers(fake)), turning_points(_footers(real)), out)
     native_fake = sorted(e["call"] for e in _of(fake, "native") if e.get("tool") == "Agent")
     native_real = sorted(e["call"] for e in _of(real, "native"))
     if native_fake != native_real:
@@ -206,7 +271,6 @@ def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]]
                               "other calls"))
     _sequence("keys", [e["kind"] for e in fake if e["kind"] in ("esc", "reload")],
               [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
-    unseen: dict[str, int] = {}
     for e in fake:
         if e["kind"] in NOT_COMPARED:
             unseen[e["kind"]] = unseen.get(e["kind"], 0) + 1

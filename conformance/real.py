@@ -433,6 +433,7 @@ class Run:
     def _virtual_paths(self, event: dict[str, Any], sandbox: Sandbox) -> dict[str, Any]:
         """The real run's paths read as the scenario's virtual ones (lich's binary, the project)."""
         pairs = [(str(self.lich_bin), self.scenario.env.get("LICH_BIN") or "lich"),
+                 (str(self.folder / "no-lich"), self.scenario.env.get("LICH_BIN") or "lich"),
                  (str(sandbox.project), self.scenario.session.cwd)]
         text = json.dumps(event, ensure_ascii=False)
         for real, virtual in pairs:

@@ -77,7 +77,8 @@ class _VirtualSelector(selectors.BaseSelector):
             return self._wait_for_real()
         if timeout is None:
             raise Stalled(f"nothing can happen any more at t={self._clock.ms} ms: every task waits on another")
-        self._clock.advance_seconds(timeout)
+        if timeout > 0:  # VirtualClock.advance_seconds, inlined: the loop selects on every turn (issue 15)
+            self._clock._us += math.ceil(timeout * 1_000_000)
         return []
 
     def _wait_for_real(self) -> list[tuple[selectors.SelectorKey, int]]:
@@ -102,18 +103,18 @@ def _fd(fileobj: Any) -> int:
 class _Timer(asyncio.TimerHandle):
     """A timer that sorts by its deadline, then by the order it was set in."""
 
-    __slots__ = ("_order",)
+    __slots__ = ("_key", "_order")
 
     def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...],
                  loop: asyncio.AbstractEventLoop, context: Context | None, order: int) -> None:
         super().__init__(when, callback, args, loop, context)
         self._order = order
+        self._key = (when, order)  # one tuple comparison in the heap (issue 15)
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, _Timer):
             return NotImplemented
-        mine, theirs = self._when, other._when  # type: ignore[attr-defined]
-        return mine < theirs or (mine == theirs and self._order < other._order)
+        return self._key < other._key
 
 
 class VirtualEventLoop(asyncio.SelectorEventLoop):
@@ -133,7 +134,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             self._real_pool.shutdown(wait=True)
 
     def time(self) -> float:
-        return self.clock.seconds()
+        return self.clock._us / 1_000_000  # VirtualClock.seconds, inlined: asyncio asks on every turn
 
     def call_at(
         self, when: float, callback: Callable[[Unpack[Ts]], object], *args: *Ts, context: Context | None = None
@@ -147,7 +148,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def now_ms(self) -> int:
         """Virtual ms since the loop started (:attr:`VirtualClock.ms`): what every transcript time is."""
-        return self.clock.ms
+        return (self.clock._us + 500) // 1000  # VirtualClock.ms, inlined
 
     async def run_real(self, func: Callable[[], T]) -> T:
         """Run blocking ``func`` in a thread; the virtual clock stands still until it returns."""

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from agent_cards import lich_calls
-from agent_cards.engine import ProcessResult
-from simulator.fuzz import engine
+from agent_cards import lich_calls, taken
+from agent_cards.engine import Event, HookResult, Host, Next, ProcessResult
+from agent_cards.mod import AgentCards
+from agent_cards.state import Worker
+from simulator.fuzz import command, engine
 from simulator.fuzz.engine import Found, Fuzz, check
 from simulator.fuzz.invariants import Violation
 from simulator.fuzz.writer import Repeat, scenario_of, to_yaml
@@ -52,10 +54,10 @@ def test_a_seeded_run_is_clean_and_reproducible() -> None:
 
         engine.check = spy
         try:
-            assert fuzz.run(40) is None
+            assert fuzz.run(20) is None
         finally:
             engine.check = original
-    assert drawn[0] == drawn[1] and len(drawn[0]) == 40
+    assert drawn[0] == drawn[1] and len(drawn[0]) == 20
 
 
 def _old_listed_states(result: ProcessResult) -> dict[str, Any] | None:  # before issue 14: ValueError only
@@ -77,6 +79,59 @@ def test_the_deep_list_is_clean_now_and_was_a_mod_report(monkeypatch: pytest.Mon
     path = Fuzz(3, progress=False).write(Found(DEEP_LIST, violation), tmp_path)
     result = replay(read_checked(path))  # the written file fails for the same reason
     assert not result.passed and any("RecursionError" in f for f in result.failures)
+
+
+# -- planted bugs: the fuzz must find each, shrink it and write a file that fails for the same reason ---------
+
+_original_spawn = AgentCards.agent_spawn
+_original_decide = taken.Opening.decide
+
+
+async def _counts_an_answered_call(self: AgentCards, host: Host, e: Event, next: Next) -> HookResult:
+    """A count bug: a call lich answered within its open is counted as a worker (the footer counts more
+    workers than were launched)."""
+    result = await _original_spawn(self, host, e, next)
+    key = str(e.get("tool_use_id") or "")
+    if isinstance(self._decided.get(key), taken.Completed):
+        self._track(host, Worker(f"answered-{key}", "answered", "", True), str(host.env.get("LICH_BIN")))
+    return result
+
+
+def _unanswered_goes_native(self: taken.Opening, printed: ProcessResult | BaseException, now_ms: int, *,
+                            esc: bool = False) -> taken.Native | taken.Deny | taken.Answer:
+    """An answer after lich had the task that goes native: an ``unanswered`` delivery read as a failed open."""
+    decision = _original_decide(self, printed, now_ms, esc=esc)
+    if isinstance(printed, ProcessResult) and '"status":"unanswered"' in printed.stdout:
+        return taken._saying(self.call.description, "toast.open_failed", reason="unanswered")
+    return decision
+
+
+#: (the bug, where it is planted, seed, the kind of violation, what the written file's replay says)
+PLANTED = {
+    "a deep sessions list raises in every poll": (
+        (lich_calls, "listed_states", _old_listed_states), 2, "mod-report", "RecursionError"),
+    "an answered call is counted": (
+        (AgentCards, "agent_spawn", _counts_an_answered_call), 2, "count", "no footer"),
+    "an unanswered delivery goes native": (
+        (taken.Opening, "decide", _unanswered_goes_native), 2, "native-after-lich", "no native"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_the_fuzz_finds_a_planted_bug(bug: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    (where, name, planted), seed, kind, says = PLANTED[bug]
+    monkeypatch.setattr(where, name, planted)
+    assert command.run(300, seed, tmp_path, progress=False) == 1
+    out = capsys.readouterr().out
+    assert f"a violation ({kind}) at case" in out and "shrunk over the" in out
+    [path] = tmp_path.glob(f"fuzz-{seed}-{kind}.yaml")
+    scenario = read_checked(path)
+    assert len(scenario.steps) <= 3  # shrunk: a call and a wait (or so), not the drawn case
+    result = replay(scenario)  # the written file fails for the same reason
+    assert not result.passed and any(says in f for f in result.failures), result.failures
+    monkeypatch.undo()  # the bug fixed, the same file passes: a regression scenario as it stands
+    assert replay(read_checked(path)).passed
 
 
 def test_an_invariant_the_format_can_say_is_written_as_an_expectation(tmp_path: Path) -> None:

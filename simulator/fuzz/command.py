@@ -79,7 +79,8 @@ def run(cases: int, seed: int, out: Path, progress: bool = True) -> int:
               "no violation")
         return 0
     path = fuzz.write(found, out)
-    print(f"fuzz: {fuzz.cases} cases, seed {seed}, {elapsed:.1f} s: a violation ({found.violation.kind}), shrunk")
+    print(f"fuzz: {fuzz.cases} cases, seed {seed}, {elapsed:.1f} s: a violation ({found.violation.kind}) at case "
+          f"{fuzz.first_at}, shrunk over the {fuzz.cases - (fuzz.first_at or 0)} cases after it")
     print(f"  {found.violation.message}")
     print(f"  written to {path} (agent-cards replay {path})")
     return 1

@@ -49,6 +49,7 @@ class Fuzz:
         self.progress = progress
         self.cases = 0
         self.found: Found | None = None
+        self.first_at: int | None = None  # the case that first broke an invariant (the rest: shrinking)
         self._last_note = time.monotonic()
         self._started = time.monotonic()
 
@@ -66,6 +67,8 @@ class Fuzz:
                 return
             if self.found is not None and violation.kind != self.found.violation.kind:
                 return  # while shrinking: keep to the invariant first broken
+            if self.first_at is None:
+                self.first_at = self.cases
             self.found = Found(data, violation)
             raise _Violated(violation.message)
 

@@ -345,12 +345,15 @@ def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
     if isolated:
         tool_input["isolation"] = "worktree"
     step: dict[str, Any] = {"call": tool_input}
-    kind = draw(st.sampled_from(["pending"] * 4 + ["report"] * 2 + ["unanswered", "launch", "slow", "fail"]))
+    kind = draw(st.sampled_from(["pending"] * 4 + ["report"] * 2 + ["unanswered", "answered", "launch", "slow",
+                                                                     "fail"]))
     ms = 800
     if kind == "report":
         step["lich"] = {"report": {"after": draw(st.integers(0, 40_000)), "background": draw(st.booleans())}}
     elif kind == "unanswered":
         step["lich"] = {"delivery": "unanswered"}
+    elif kind == "answered":  # answered within the open: no worker to count
+        step["lich"] = {"delivery": "answered", "answer": draw(st.sampled_from(["Done.", "", "ok\n\nmore"]))}
     elif kind == "launch":
         step["lich"] = {"stdout": draw(_launch()), "exit": draw(st.sampled_from([0, 0, 0, 1, 2]))}
     elif kind == "slow":
@@ -360,7 +363,7 @@ def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
         step["lich"] = {"fail": "no such project"}
         return step, 100
     name = model.opened(call_id, description, isolated)
-    if kind != "launch" and ms < 120_000:
+    if kind not in ("launch", "answered") and ms < 120_000:
         model.workers[call_id] = name
     return step, ms + (5 if isolated else 0)
 
@@ -416,23 +419,40 @@ def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
 def _reads(draw: st.DrawFn, model: Model) -> list[dict[str, Any]]:
     """The ``sessions`` answers: the first reads one by one (each poll a different hostile shape), then
     maybe one over the whole replay or over a window of time (later reads are the fake lich's own)."""
-    windows = [{"read": n, **draw(_answer())} for n in range(1, draw(st.sampled_from([0, 1, 2, 3, 4])) + 1)]
-    when = draw(st.sampled_from(["always", "window", None]))
+    windows = [{"read": n, **draw(_answer(model))} for n in range(1, draw(st.sampled_from([0, 1, 2, 3, 4])) + 1)]
+    when = draw(st.sampled_from([None, "always", "window"]))  # (a shrink goes to the first)
     if when == "window":
         start = draw(st.one_of(st.sampled_from([0, 5_000, 10_000]), st.integers(0, max(model.now, 1))))
         until = start + draw(st.one_of(st.sampled_from([5_000, 10_000, 60_000]), st.integers(1, 300_000)))
-        windows.append({"from": start, "until": until, **draw(_answer())})
+        windows.append({"from": start, "until": until, **draw(_answer(model))})
     elif when == "always":
-        windows.append({"until": MAX_MS, **draw(_answer())})
+        windows.append({"until": MAX_MS, **draw(_answer(model))})
     return windows
 
 
 @st.composite
-def _answer(draw: st.DrawFn) -> dict[str, Any]:
-    answer: dict[str, Any] = {"stdout": draw(HOSTILE), "exit": draw(_READ_EXIT)}
+def _answer(draw: st.DrawFn, model: Model) -> dict[str, Any]:
+    stdout = draw(HOSTILE)
+    if isinstance(stdout, str) and draw(st.booleans()):
+        stdout = _with_roster(stdout, model.names)
+    answer: dict[str, Any] = {"stdout": stdout, "exit": draw(_READ_EXIT)}
     if draw(st.integers(0, 3)) == 3:
         answer["stderr"] = draw(_REASON)
     return answer
+
+
+def _with_roster(stdout: str, names: list[str]) -> str:
+    """A JSON list with every session opened added as ``busy``, written into the text as it is (its odd
+    parts kept): the workers stay, so the polls go on and the next reads are read too."""
+    try:
+        listed = json.loads(stdout)
+    except (ValueError, RecursionError):
+        return stdout
+    end = stdout.rfind("]")
+    if not isinstance(listed, list) or not names or end < 0:
+        return stdout
+    rows = ", ".join(json.dumps({"name": name, "state": "busy"}) for name in names)
+    return f"{stdout[:end]}{', ' if listed else ''}{rows}{stdout[end:]}"
 
 
 @st.composite

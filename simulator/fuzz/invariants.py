@@ -7,6 +7,7 @@ the same reason (a report naming the mod and a stall fail a replay by themselves
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,13 +56,42 @@ def _answers(events: Sequence[dict[str, Any]]) -> Violation | None:
 
 
 def _native_after_lich(events: Sequence[dict[str, Any]]) -> Violation | None:
-    """Never native once lich has the task: a spawn the mod denied is never also run by Claude Code."""
+    """Never native once lich has the task: a spawn the mod denied is never also run by Claude Code, and a
+    call whose open printed a session with a delivery (lich has the task, whatever the exit) never runs
+    natively (FALL-BEFORE-ONLY)."""
     denied = {e["call"] for e in events if e["kind"] == "spawn" and "deny" in (e.get("answer") or {})}
+    taken = _taken_by_lich(events)
     for e in events:
-        if e["kind"] == "native" and e["call"] in denied and e.get("tool") == "Agent":
-            return Violation("native-after-lich", f"the call {e['call']} ran natively after the mod gave it to lich",
+        if e["kind"] == "native" and e.get("tool") == "Agent" and (e["call"] in denied or e["call"] in taken):
+            why = "the mod gave it to lich" if e["call"] in denied else "its open printed a delivery"
+            return Violation("native-after-lich", f"the call {e['call']} ran natively after {why}",
                              ({"no native": {"call": e["call"], "tool": "Agent"}},))
     return None
+
+
+def _taken_by_lich(events: Sequence[dict[str, Any]]) -> set[str]:
+    """The Agent calls (each the only one with its prompt) whose open printed a JSON object with a delivery."""
+    by_prompt: dict[str, list[str]] = {}
+    for e in events:
+        prompt = e["input"].get("prompt") if e["kind"] == "call" and e.get("tool") == "Agent" else None
+        if isinstance(prompt, str):
+            by_prompt.setdefault(prompt, []).append(e["call"])
+    taken: set[str] = set()
+    for e in events:
+        argv = e.get("argv") if e["kind"] == "run" else None
+        if not isinstance(argv, list) or argv[1:2] != ["open"] or "--prompt" not in argv[:-1]:
+            continue
+        calls = by_prompt.get(argv[argv.index("--prompt") + 1], [])
+        stdout = e.get("stdout")
+        if len(calls) != 1 or not isinstance(stdout, str) or not stdout.lstrip().startswith("{"):
+            continue
+        try:
+            printed = json.loads(stdout)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(printed, dict) and printed.get("delivery") is not None:
+            taken.add(calls[0])
+    return taken
 
 
 def _count(events: Sequence[dict[str, Any]]) -> Violation | None:

@@ -14,9 +14,8 @@ Measured on Claude Code 2.1.328 and kept here:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +78,7 @@ class AbortSignal:
 
     def forget(self, waiter: asyncio.Future[None]) -> None:
         """Drop a waiter that is no longer wanted (a long-lived signal would otherwise keep them all)."""
-        with contextlib.suppress(ValueError):
+        if waiter in self._waiters:  # a few at most: no contextlib.suppress on every process run
             self._waiters.remove(waiter)
 
 
@@ -91,13 +90,9 @@ class Budget:
     paused: int = 0
     _changed: list[asyncio.Future[None]] = field(default_factory=list)
 
-    @contextlib.contextmanager
-    def suspended(self) -> Iterator[None]:
-        self._flip(+1)
-        try:
-            yield
-        finally:
-            self._flip(-1)
+    def suspended(self) -> _Suspended:
+        """Paused for one ``with`` (a class, not ``contextlib.contextmanager``: every host call passes here)."""
+        return _Suspended(self)
 
     def _flip(self, by: int) -> None:
         self.paused += by
@@ -110,6 +105,19 @@ class Budget:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._changed.append(waiter)
         return waiter
+
+
+class _Suspended:
+    __slots__ = ("_budget",)
+
+    def __init__(self, budget: Budget) -> None:
+        self._budget = budget
+
+    def __enter__(self) -> None:
+        self._budget._flip(+1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._budget._flip(-1)
 
 
 @dataclass
@@ -187,6 +195,26 @@ HostFactory = Callable[[Invocation], Host]
 Report = Callable[[str], None]
 
 
+class _Dispatch:
+    """One event's way down: its hooks, what is beneath them, who raised it, the signal it hangs from."""
+
+    __slots__ = ("bottom", "event", "hooks", "origin", "signal")
+
+    def __init__(
+        self,
+        event: str,
+        hooks: Sequence[Registration],
+        bottom: Callable[[Event], Awaitable[HookResult]],
+        origin: Origin,
+        signal: AbortSignal | None,
+    ) -> None:
+        self.event = event
+        self.hooks = hooks
+        self.bottom = bottom
+        self.origin = origin
+        self.signal = signal
+
+
 class Chain:
     """Dispatches events through the registry's hooks, then the layer beneath (``bottom``)."""
 
@@ -206,30 +234,30 @@ class Chain:
     ) -> HookResult:
         """Run ``e`` down the hooks of ``event``; each hook's signal is a child of ``signal`` (None: of
         nothing, so only the hook's own overrun aborts it)."""
-        hooks = self._registry.chain(event, e)
+        return await self._run(_Dispatch(event, self._registry.chain(event, e), bottom, origin, signal), 0, e)
 
-        async def run(index: int, e: Event) -> HookResult:
-            if index == len(hooks):
-                return await bottom(e)
-            registration = hooks[index]
-            invocation = Invocation(registration, Budget(), AbortSignal(signal))
-            nxt = NextFn(lambda e2: run(index + 1, e2), event, e, origin, invocation)
-            hook = registration.hook(self._bind_host(invocation), e, nxt)
-            outcome = await self._run_budgeted(hook, invocation)
-            if isinstance(outcome, Answered):
-                problem = results.shape_problem(event, outcome.value)
-                if problem is None:
-                    return dict(outcome.value)
-                why = problem
-            else:
-                why = outcome.why
-            plugin = registration.plugin
-            self._report(f"{plugin}'s {event} hook was skipped: {plugin}: {why}")
-            if nxt.last is not None:  # it already ran what is beneath: that result stands
-                return await nxt.last
-            return await run(index + 1, e)
-
-        return await run(0, e)
+    async def _run(self, d: _Dispatch, index: int, e: Event) -> HookResult:
+        """The hook at ``index`` and, through its ``next``, those after it. A method, not a closure that
+        calls itself: such a closure is a reference cycle, which only the garbage collector frees (issue 15)."""
+        if index == len(d.hooks):
+            return await d.bottom(e)
+        registration = d.hooks[index]
+        invocation = Invocation(registration, Budget(), AbortSignal(d.signal))
+        nxt = NextFn(lambda e2: self._run(d, index + 1, e2), d.event, e, d.origin, invocation)
+        hook = registration.hook(self._bind_host(invocation), e, nxt)
+        outcome = await self._run_budgeted(hook, invocation)
+        if isinstance(outcome, Answered):
+            problem = results.shape_problem(d.event, outcome.value)
+            if problem is None:
+                return dict(outcome.value)
+            why = problem
+        else:
+            why = outcome.why
+        plugin = registration.plugin
+        self._report(f"{plugin}'s {d.event} hook was skipped: {plugin}: {why}")
+        if nxt.last is not None:  # it already ran what is beneath: that result stands
+            return await nxt.last
+        return await self._run(d, index + 1, e)
 
     async def _run_budgeted(self, hook: Awaitable[Any], invocation: Invocation) -> HookOutcome:
         task = asyncio.ensure_future(hook)

@@ -1,4 +1,5 @@
-"""A fake Claude Code: the mod engine's host, and the pipeline an Agent call runs through.
+"""A fake Claude Code (the engine of Claude Code 2.1.328, :data:`ENGINE_VERSION`): the mod engine's host, and
+the pipeline an Agent call runs through.
 
 An Agent call (measured on 2.1.328, ``claude-code-engine.md`` §3 and the e2e notes §9):
 
@@ -42,6 +43,8 @@ from simulator.host.process_run import Executor, host_check
 from simulator.host.registry import Registry
 from simulator.transcript import Transcript
 
+#: The real Claude Code this fake host models (docs/conformance.md checks it against that engine).
+ENGINE_VERSION = "2.1.328"
 MOD_PLUGIN = "agent-cards"
 STATUS_PLUGIN = "lich-status"  # lich's own status module: draws the errands part of the lich line
 AGENT_TYPES = ("general-purpose", "Explore", "Plan", "claude-code-guide", "statusline-setup")
@@ -250,7 +253,9 @@ class FakeClaudeCode:
         if timer.generation != self._generation:
             self._background.timers.discard(timer)
             return
-        self.spawn(self._run_timer(timer.fn))
+        # spawn, but the task leaves the set itself as it ends (_run_timer): no done callback, so one
+        # loop turn less per tick (issue 15); a task cancelled before it starts is stopped by close.
+        self._background.tasks.add(asyncio.ensure_future(self._run_timer(timer.fn)))
         if timer.repeat:
             timer.arm()
         else:
@@ -261,6 +266,8 @@ class FakeClaudeCode:
             await fn()
         except Exception as error:  # the engine reports a failed timer; the scenario goes on
             self.transcript.record("report", text=f"{MOD_PLUGIN}: a timer failed: {type(error).__name__}: {error}")
+        finally:
+            self._background.tasks.discard(asyncio.current_task())
 
     def _bind(self, invocation: Invocation) -> BoundHost:
         return BoundHost(self, invocation, self._generation)

@@ -84,7 +84,7 @@ def _dispatch(world: LichWorld, call: Call, args: list[str]) -> LichRun:
     if word not in names:
         return LichRun("", unknown_command(word, _nearest(word, names)), 1, CALL_MS)
     command = COMMANDS[word]
-    flags = {k: v for k, v in command.flags.items() if world.script.subagent or k not in NEW_ONLY}
+    flags = _flags_of(word, world.script.subagent)
     try:
         parsed = parse(rest, flags)
     except HelpRequested:
@@ -378,9 +378,24 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def _names(world: LichWorld) -> list[str]:
+def _names(world: LichWorld) -> tuple[str, ...]:
     """The commands this lich knows (the old one has no ``control``)."""
-    return [name for name in COMMANDS if world.script.subagent or name not in NEW_ONLY]
+    return _NAMES[bool(world.script.subagent)]
+
+
+_NAMES = {current: tuple(name for name in COMMANDS if current or name not in NEW_ONLY) for current in (False, True)}
+
+
+def _flags_of(word: str, current: bool) -> Mapping[str, Kind]:
+    """The flags of the command ``word`` in this lich (the old one has no ``--subagent``); worked out once."""
+    return _FLAGS[word, bool(current)]
+
+
+_FLAGS = {
+    (word, current): {k: v for k, v in command.flags.items() if current or k not in NEW_ONLY}
+    for word, command in COMMANDS.items()
+    for current in (False, True)
+}
 
 
 def _usage(command: str) -> Refused:

@@ -66,16 +66,23 @@ def loads(raw: str | bytes) -> Any:
 def dumps(value: object, *, ensure_ascii: bool = True, separators: tuple[str, str] = (", ", ": ")) -> str:
     """``json.dumps(value, ensure_ascii=ensure_ascii, separators=separators)``: through the C encoder json uses."""
     if _quote:
+        key = (ensure_ascii, separators)
+        encode = _encoders.pop(key, None) or _accelerator.make_encoder(
+            {}, _unusual, _quote[bool(ensure_ascii)], None, separators[1], separators[0], False, False, True
+        )
         try:
-            encode = _accelerator.make_encoder(
-                {}, _unusual, _quote[ensure_ascii], None, separators[1], separators[0], False, False, True
-            )
-            return "".join(encode(value, 0))
-        except Exception:  # a value json would refuse: its own error
+            text = "".join(encode(value, 0))
+        except Exception:  # a value json would refuse: its own error (and the encoder, half-way, is dropped)
             pass
+        else:
+            _encoders[key] = encode  # kept for the next call: its circular-reference marks are empty again
+            return text
     import json
 
     return json.dumps(value, ensure_ascii=ensure_ascii, separators=separators)
+
+
+_encoders: dict[tuple[bool, tuple[str, str]], Any] = {}
 
 
 def _unusual(value: object) -> object:

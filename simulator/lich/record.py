@@ -43,6 +43,7 @@ class _Fields:
         _field_set: ClassVar[frozenset[str]]
         _defaults: ClassVar[dict[str, object]]
         _post_init: ClassVar[Any]
+        _required: ClassVar[int]
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -51,10 +52,22 @@ class _Fields:
         cls._field_set = frozenset(cls._fields)
         cls._defaults = {name: own[name] for name in cls._fields if name in own}
         cls._post_init = own.get("__post_init__")
+        # positional calls of at least this many arguments leave only defaulted fields out
+        cls._required = max((n + 1 for n, name in enumerate(cls._fields) if name not in cls._defaults), default=0)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         cls = type(self)
         fields = cls._fields
+        if not kwargs and cls._required <= len(args) <= len(fields):  # positional: the commonest call (issue 15)
+            values = dict(zip(fields, args, strict=False))
+            if len(args) < len(fields):
+                defaults = cls._defaults
+                for name in fields[len(args):]:
+                    values[name] = defaults[name]
+            _set(self, "__dict__", values)
+            if cls._post_init is not None:
+                cls._post_init(self)
+            return
         values = cls._defaults.copy()
         if args:
             if len(args) > len(fields) or not kwargs.keys().isdisjoint(fields[:len(args)]):

@@ -47,8 +47,21 @@ OPEN_ERRAND: frozenset[str | None] = frozenset({None, "pending", "unanswered"})
 def slug(label: str) -> str:
     """The label lower-cased, every run of characters other than a-z0-9 one ``-`` (none at the ends).
 
-    Written out rather than as ``re.sub``: compiling that pattern would cost every lich call ~75 µs.
+    Written out rather than as ``re.sub``: compiling that pattern would cost every lich call ~75 µs. Kept
+    once worked out: the asking session's name is worked out on every call (issue 15).
     """
+    known = _SLUGS.get(label)
+    if known is None:
+        if len(_SLUGS) >= 256:
+            _SLUGS.clear()
+        known = _SLUGS[label] = _slug(label)
+    return known
+
+
+_SLUGS: dict[str, str] = {}
+
+
+def _slug(label: str) -> str:
     out: list[str] = []
     gap = False
     for ch in label.lower():
@@ -171,8 +184,14 @@ class LichWorld:
                                    answer=s.answer, bin=s.bin)) for at, s in due]
 
     def next_note_at(self) -> int | None:
-        times = [s.answer_at for s in self.sessions if s.note_pending() and s.answer_at is not None]
-        return min(times) if times else None
+        """The earliest time a pending note is due. The host asks after every run, so it is one pass that
+        reads ``answer_at`` first (most sessions have none) and builds nothing (issue 15)."""
+        due: int | None = None
+        for s in self.sessions:
+            at = s.answer_at
+            if at is not None and (due is None or at < due) and s.note_pending():
+                due = at
+        return due
 
     def roster(self, now_ms: int) -> list[dict[str, Any]]:
         """What ``sessions --json`` lists at ``now_ms``, the asking session aside."""

@@ -1,0 +1,39 @@
+"""The fake host against the real engine: five named scenarios through ``agent-cards conform``.
+
+Each scenario is replayed by the fake host and run in the real interactive Claude Code (the plugin's
+bridged module, the scripted model, fake-lich in real time); the two transcripts must agree, or differ
+only as ``conformance.command.EXPLAINED`` says. The whole tier is ``agent-cards conform scenarios``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance.command import Result, conform_one, to_text
+from simulator.scenario.files import load_all
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMED = ("permission-refusal", "esc-mid-open", "oversize-task", "unknown-delivery", "reload")
+
+
+@pytest.fixture(scope="module")
+def results(claude: Path) -> dict[str, Result]:
+    """The five runs, two at a time (each its own HOME and lich state)."""
+    scenarios, problems = load_all([ROOT / "scenarios" / f"{name}.yaml" for name in NAMED])
+    assert not problems, problems
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(lambda s: conform_one(s, claude, ""), scenarios))
+    return {Path(r.file).stem: r for r in done}
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_the_real_engine_does_what_the_fake_host_says(name: str, results: dict[str, Result]) -> None:
+    result = results[name]
+    print(to_text(result))
+    assert result.verdict in ("conforms", "by design"), to_text(result)
