@@ -18,14 +18,90 @@ from collections.abc import Callable, Sequence
 GROUP = "agent_cards.commands"
 
 
-def _commands() -> dict[str, Callable[[], Callable[[list[str]], int]]]:
+DIST = "agent_cards"  # the distribution's name as its metadata folder spells it (agent-cards, normalized)
+
+Loader = Callable[[], Callable[[list[str]], int]]
+
+
+def _commands() -> dict[str, Loader]:
     """Each command's loader, by name: a command's module is imported only when it is run."""
     from importlib.metadata import entry_points
 
-    found: dict[str, Callable[[], Callable[[list[str]], int]]] = {}
+    found: dict[str, Loader] = {}
     for point in entry_points(group=GROUP):
         found.setdefault(point.name, point.load)
     return found
+
+
+def _own_commands() -> dict[str, str] | None:
+    """This distribution's own ``agent_cards.commands`` (name: ``module:attr``), read from the first
+    ``agent_cards-*.dist-info`` or ``agent_cards*.egg-info`` on ``sys.path``, as ``importlib.metadata``
+    would find it; None when there is none or it cannot be read.
+
+    Importing ``importlib.metadata`` costs about as much as the rest of a command's start-up, so a
+    command this package ships is found here first; any other name goes through entry points."""
+    import os
+
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except OSError:  # a zip file, a folder that is gone
+            continue
+        for name in sorted(names):
+            if not name.startswith(DIST) or not name.endswith((".dist-info", ".egg-info")):
+                continue
+            stem = name.rsplit(".", 1)[0]
+            if stem != DIST and not stem.startswith(DIST + "-"):
+                continue
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as file:
+                    return _section(file.read(), GROUP)
+            except (OSError, UnicodeDecodeError):
+                return None
+    return None
+
+
+def _section(text: str, group: str) -> dict[str, str]:
+    """``name = value`` lines of one ``[group]`` of an ``entry_points.txt`` (first of a name wins)."""
+    found: dict[str, str] = {}
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            inside = line[1:-1].strip() == group
+            continue
+        if inside and "=" in line:
+            name, value = (part.strip() for part in line.split("=", 1))
+            found.setdefault(name, value)
+    return found
+
+
+def _loader(value: str) -> Loader:
+    """``module:attr.attr [extra]`` as ``EntryPoint.load`` reads it: import the module, follow the attributes."""
+
+    def load() -> Callable[[list[str]], int]:
+        from importlib import import_module
+        from typing import Any, cast
+
+        module, _, attrs = value.split("[", 1)[0].strip().partition(":")
+        found: Any = import_module(module.strip())
+        for attr in filter(None, attrs.strip().split(".")):
+            found = getattr(found, attr)
+        return cast("Callable[[list[str]], int]", found)
+
+    return load
+
+
+def _find(command: str) -> Loader | None:
+    """The loader of ``command``: this package's own first (cheap), else any installed package's."""
+    if not command.startswith("-"):
+        own = _own_commands()
+        if own is not None and command in own:
+            return _loader(own[command])
+    return _commands().get(command)
 
 
 def usage(names: Sequence[str]) -> str:
@@ -69,9 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in ("-V", "--version"):
         print(f"agent-cards {version()}")
         return 0
+    loader = _find(command) if command else None
+    if loader is not None:
+        return _run(loader(), args[1:])
     loaders = _commands()
-    if command in loaders:
-        return _run(loaders[command](), args[1:])
     if command in ("-h", "--help", "help"):
         print(usage(sorted(loaders)))
         return 0
