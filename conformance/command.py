@@ -171,6 +171,7 @@ def table(results: Sequence[Result]) -> str:
         detail = r.why
         if r.comparison is not None and r.comparison.differences and not detail:
             detail = "; ".join(f"{d.lane} {d.key}: {d.why}" for d in r.comparison.differences[:4])
+        detail = " ".join(detail.split(":\n")[0].split())[:300]  # one line (a failure's screen left out)
         rows.append(f"| `{r.name}` | {r.verdict} | {detail.replace('|', '∣')} |")
     return "\n".join([*rows, "", VERSIONS]) + "\n"
 

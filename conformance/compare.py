@@ -149,6 +149,7 @@ def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | N
     read = str(real.get("read", ""))
     if "deny" in fake or "error" in fake:
         expected = str(fake.get("deny", fake.get("error")))
+        expected = re.sub(r"(?s)^<tool_use_error>(.*)</tool_use_error>$", r"\1", expected)
         if said is None:
             return "the fake host refuses the call; the real engine gave a result"
         if expected not in str(said):

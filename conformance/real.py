@@ -380,10 +380,11 @@ class Run:
             body = request.body if isinstance(request.body, dict) else {}
             first = next((m for m in body.get("messages") or [] if m.get("role") == "user"), None)
             task = text_of(first.get("content")) if first else ""
-            for prompt, call_id in prompts.items():
-                if prompt and prompt in task and call_id not in seen:
-                    seen.add(call_id)
-                    events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent"})
+            matching = sorted((p for p in prompts if p and p in task), key=len)  # the longest: a short prompt
+            call_id = prompts[matching[-1]] if matching else ""                # may sit inside a long one
+            if call_id and call_id not in seen:
+                seen.add(call_id)
+                events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent"})
         for mark in self.marks:
             events.append({"t": ms(mark["at"]), "kind": mark["kind"]})
         events.sort(key=lambda e: e["t"])

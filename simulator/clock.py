@@ -21,16 +21,23 @@ no virtual time, and the caller decides how much virtual time it stands for.
 from __future__ import annotations
 
 import asyncio
+import collections
 import heapq
 import itertools
 import math
 import selectors
+from asyncio import base_events
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import Context
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 T = TypeVar("T")
+
+# asyncio's own limits for its loop's turn (asyncio.base_events), which VirtualEventLoop._run_once keeps
+_MIN_SCHEDULED: int = getattr(base_events, "_MIN_SCHEDULED_TIMER_HANDLES", 100)
+_MIN_CANCELLED_SHARE: float = getattr(base_events, "_MIN_CANCELLED_TIMER_HANDLES_FRACTION", 0.5)
+_LONGEST_SELECT: float = getattr(base_events, "MAXIMUM_SELECT_TIMEOUT", 24 * 3600)
 Ts = TypeVarTuple("Ts")
 
 
@@ -145,6 +152,54 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
         timer._scheduled = True  # type: ignore[attr-defined]
         return timer
+
+    def _run_once(self) -> None:
+        """One turn of the loop: asyncio's own (``BaseEventLoop._run_once``), step for step, without what
+        a virtual loop never needs on its way: a select that cannot wait and finds no events, and the
+        debug mode's timing of each callback (issue 15: a poll is four turns). With real work in flight
+        or in debug mode, asyncio's own turn runs."""
+        me: Any = self  # asyncio's private state, which its own turn reads
+        if me._debug or self._virtual_selector.real_in_flight:
+            me._run_once_asyncio()
+            return
+        scheduled: list[Any] = me._scheduled
+        ready: collections.deque[Any] = me._ready
+        count = len(scheduled)
+        if count > _MIN_SCHEDULED and me._timer_cancelled_count / count > _MIN_CANCELLED_SHARE:
+            kept = []
+            for timer in scheduled:
+                if timer._cancelled:
+                    timer._scheduled = False
+                else:
+                    kept.append(timer)
+            heapq.heapify(kept)
+            me._scheduled = scheduled = kept
+            me._timer_cancelled_count = 0
+        else:
+            while scheduled and scheduled[0]._cancelled:
+                me._timer_cancelled_count -= 1
+                heapq.heappop(scheduled)._scheduled = False
+        clock = self.clock
+        if not ready and not me._stopping:
+            if not scheduled:  # asyncio would select with no timeout, which the virtual selector refuses
+                self._virtual_selector.select(None)  # raises Stalled
+            # the virtual selector's select(timeout), inlined: the clock moves to the first timer
+            timeout = min(max(0, scheduled[0]._when - clock._us / 1_000_000), _LONGEST_SELECT)
+            if timeout > 0:
+                clock._us += math.ceil(timeout * 1_000_000)
+        end_time = clock._us / 1_000_000 + me._clock_resolution
+        while scheduled:
+            if scheduled[0]._when >= end_time:
+                break
+            timer = heapq.heappop(scheduled)
+            timer._scheduled = False
+            ready.append(timer)
+        for _ in range(len(ready)):  # only what was ready at the turn's start, as asyncio's own turn
+            handle = ready.popleft()
+            if not handle._cancelled:
+                handle._run()
+
+    _run_once_asyncio = asyncio.SelectorEventLoop._run_once  # type: ignore[attr-defined]
 
     def now_ms(self) -> int:
         """Virtual ms since the loop started (:attr:`VirtualClock.ms`): what every transcript time is."""

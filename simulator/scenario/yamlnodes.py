@@ -220,6 +220,13 @@ class _Open:
 
 _NO_KEY = object()
 _UNFINISHED = object()
+_STR = "tag:yaml.org,2002:str"
+#: A plain scalar's value depends on its text alone (the resolver's patterns, then the constructor):
+#: short ones of an immutable type are kept, so ``true``, ``800`` or ``allow`` are resolved once per process.
+_PLAIN: dict[str, Any] = {}
+_SHARED = (str, int, float, bool, type(None))
+_PLAIN_LONGEST = 64
+_PLAIN_MOST = 4096
 
 
 class _Builder:
@@ -285,22 +292,33 @@ class _Builder:
     def scalar(self, event: yaml.ScalarEvent, line: int) -> None:
         if event.tag == REPEAT:
             raise YamlError(line, '!repeat takes {text: "…", times: N} and optionally then: "…"')
-        tag = event.tag
-        if tag is None or tag == "!":
-            tag = self.constructor.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+        tag, raw = event.tag, event.value
+        plain = (tag is None or tag == "!") and event.implicit[0]
+        value = _PLAIN.get(raw, _NO_KEY) if plain else _NO_KEY
+        if value is _NO_KEY:
+            if tag is None or tag == "!":
+                tag = self.constructor.resolve(yaml.ScalarNode, raw, event.implicit)  # type: ignore[no-untyped-call]
+            if tag == _STR:  # what the constructor would build: the text itself (most scalars; no node needed)
+                value = raw
+            else:
+                value = self._construct(event, tag, line)
+            if plain and type(value) in _SHARED and len(raw) <= _PLAIN_LONGEST and len(_PLAIN) < _PLAIN_MOST:
+                _PLAIN[raw] = value
+        text = len(value) if isinstance(value, str) else 0
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1, text)
+        self.put(value, line, 1, text)
+
+    def _construct(self, event: yaml.ScalarEvent, tag: str, line: int) -> Any:
         marks: Any = (event.start_mark, event.end_mark)  # libyaml's marks or PyYAML's: the node only keeps them
         node = yaml.ScalarNode(tag, event.value, marks[0], marks[1], event.style)
         try:
-            value = self.constructor.construct_object(node, deep=True)
+            return self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
             first = str(getattr(error, "problem", None) or error).splitlines()[0]
             raise YamlError(line, f"not a valid value: {_printable(first)}") from None
         except (ValueError, OverflowError) as error:  # e.g. a date that does not exist
             raise YamlError(line, f"not a valid value: {_printable(str(error))}") from None
-        text = len(value) if isinstance(value, str) else 0
-        if event.anchor is not None:
-            self.anchors[event.anchor] = (value, 1, text)
-        self.put(value, line, 1, text)
 
     def alias(self, event: yaml.AliasEvent, line: int) -> None:
         found = self.anchors.get(str(event.anchor))
