@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import json
 import os
@@ -136,14 +137,26 @@ class BridgeStore(MemoryStore):
         return after
 
 
+def _start_failure(name: str, error: OSError) -> str:
+    """Why a program did not start, as the engine words it: ``ENOENT: Executable not found in $PATH: "x"``."""
+    code = errno.errorcode.get(error.errno or 0, "")
+    if error.errno == errno.ENOENT:
+        return f'ENOENT: Executable not found in $PATH: "{name}"'
+    return f"{code}: {error.strerror}" if code and error.strerror else str(error)
+
+
 async def run_process(
     argv: Sequence[str], timeout_ms: int, busy: set[str] | None = None, started: Callable[[], None] | None = None
 ) -> ProcessResult:
-    """``$.process.run``: argv (no shell), stdin closed, in a session of its own; the engine's messages."""
+    """``$.process.run``: argv (no shell), stdin closed, in a session of its own; the engine's messages, word
+    for word (claude-code-engine.md §6: the host checks, a failed start, a timeout), so a toast that quotes
+    one reads the same in the real Claude Code as in the fake host."""
     if not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
-        raise ProcessError("process.run: takes argv, a non-empty list of strings naming the command first", "host")
-    if not isinstance(timeout_ms, int) or not 1 <= timeout_ms <= 600_000:
-        raise ProcessError("process.run: init.timeoutMs is a whole number of ms, 1 to 600000", "host")
+        raise ProcessError(
+            "process.run: takes argv, a non-empty list of strings naming the command first (host check)", "host"
+        )
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or not 1 <= timeout_ms <= 600_000:
+        raise ProcessError("process.run: init.timeoutMs is a whole number of ms, 1 to 600000 (host check)", "host")
     name = argv[0]
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -154,9 +167,8 @@ async def run_process(
             start_new_session=True,
         )
     except OSError as error:
-        reason = f"{error.strerror or error}"
-        raise ProcessError(f"$.process.run({name}) failed to start: {reason}", "start") from None
-    label = os.path.basename(name)
+        raise ProcessError(f"$.process.run({name}) failed to start: {_start_failure(name, error)}", "start") from None
+    label = os.path.basename(name) or name
     if busy is not None:
         busy.add(label)
     if started is not None:
@@ -165,7 +177,7 @@ async def run_process(
         out, err = await asyncio.wait_for(proc.communicate(), timeout_ms / 1000)
     except TimeoutError:
         await _stop(proc)
-        raise ProcessError(f"$.process.run({name}) aborted: still running after {timeout_ms}ms", "timeout") from None
+        raise ProcessError(f"$.process.run({label}) aborted: still running after {timeout_ms}ms", "timeout") from None
     finally:
         if busy is not None:
             busy.discard(label)

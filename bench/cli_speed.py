@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,25 +24,45 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 
 
+#: pytest's own floor: the same pytest, plugins and options, over as many tests that do nothing.
+EMPTY_TESTS = """import pytest
+
+
+@pytest.mark.parametrize("n", range({count}))
+def test_nothing(n: int) -> None:
+    pass
+"""
+
+
 def per_scenario(rounds: int) -> list[Figure]:
     files = scenario_files([SCENARIOS])
     count = len(files)
     bindir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["AGENT_CARDS_E2E"] = "0"
-    times = interleaved({
-        "replay": command([str(bindir / "agent-cards"), "replay", str(SCENARIOS)], env),
-        "pytest": command([str(bindir / "pytest"), "-q", "-p", "no:cacheprovider", str(SCENARIOS)], env),
-    }, rounds)
+    pytest = [str(bindir / "pytest"), "-q", "-p", "no:cacheprovider"]
+    with tempfile.TemporaryDirectory(prefix="agent-cards-bench-") as scratch:
+        empty = Path(scratch) / "test_empty.py"
+        empty.write_text(EMPTY_TESTS.format(count=count), encoding="utf-8")
+        times = interleaved({
+            "replay": command([str(bindir / "agent-cards"), "replay", str(SCENARIOS)], env),
+            "pytest": command([*pytest, str(SCENARIOS)], env),
+            "floor": command([*pytest, "--rootdir", scratch, str(empty)], env),
+        }, rounds)
     one = []
     for _ in range(max(5, rounds)):
         begun = time.perf_counter()
         for path in files:
             replay(read_checked(path))
         one.append((time.perf_counter() - begun) * 1000 / count)
+    floor = [t * 1000 / count for t in times["floor"]]
+    floor_ms = sorted(floor)[len(floor) // 2]
     return [
         Figure(f"CLI agent-cards replay scenarios, per scenario ({count})", [t * 1000 / count for t in times["replay"]],
                "ms", 2.0),
-        Figure("CLI pytest scenarios, per scenario", [t * 1000 / count for t in times["pytest"]], "ms", 2.0),
+        Figure("CLI pytest scenarios, per scenario", [t * 1000 / count for t in times["pytest"]], "ms", 2.0,
+               note=f"pytest's own floor is {floor_ms:.2f} ms (next line)"),
+        Figure(f"CLI pytest floor: {count} empty tests, per test", floor, "ms", None,
+               note="start-up and per-item cost of pytest and its plugins alone"),
         Figure("CLI one replay in process (read, replay, transcript)", one, "ms", None),
     ]

@@ -35,7 +35,8 @@ options:
   --json         one JSON object per scenario per line: verdict, why, differences, both transcripts
   --jobs N       real runs at once (default 2; each its own HOME and lich state)
   --table FILE   write the table of results as Markdown (docs/conformance.md)
-  --from FILE    judge again the transcripts a `conform --json` run wrote, without running anything
+  --from FILE    judge again the real transcripts a `conform --json` run wrote against the fake host
+                 as it is now (each scenario replayed again), without running Claude Code
   -h, --help     show this help
 
 times: {TOLERANCE_TEXT}.
@@ -188,12 +189,20 @@ older builds, and {ENGINE_VERSION} differs from them here:
   interactive flag comes back at once and the next general-purpose call is taken; the count is still lost.
 - **Esc while a hook waits on `$` calls** (2.1.289: "`next.signal` is aborted when the user presses Esc"):
   {ENGINE_VERSION} also rejects the hook's pending `$` calls with `user-cancel`, and a deny the hook returns
-  after Esc is not delivered: the model reads the engine's standard rejection.
+  after Esc is not delivered: the model reads the engine's standard rejection. Through the plugin's bridge
+  the mod's `lich open` is not cut off (the session host runs it): the open finishes and its worker is
+  counted (docs/decisions.md, "Esc during the open"). The fake host does the same.
+- **Agent input** (not measured before): {ENGINE_VERSION} refuses a `prompt` that is not text with
+  `InputValidationError` before any hook, and an isolated call outside a git repository with
+  `Cannot create agent worktree: …` before `agent.spawn`; its unknown-type error lists the types sorted
+  ignoring case, with a built-in `claude` type.
 - **"No" at the permission dialog** (2.1.296: "its refusal stands and lich opens nothing"): still true, and
   in {ENGINE_VERSION} the "no" also ends the turn (`Interrupted · What should Claude do instead?`); the
   refusal reaches the model only with the person's next prompt.
 - **Permission rules**: in {ENGINE_VERSION} a plain `Agent` deny rule removes the tool before any hook runs;
   a typed one (`Agent(general-purpose)`) reaches the mod, with the engine's own refusal text.
+- **Not modelled by the fake host**: a native background agent that finishes starts a model turn by itself
+  (`Agent "…" finished` and a task notification); a scenario never depends on it.
 - Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent
   tool's hook (not runnable here: see the table)."""
 
@@ -255,7 +264,9 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
 
 
 def _rejudged(saved: Path) -> list[Result]:
-    """The results a ``conform --json`` run wrote, judged again by today's comparison."""
+    """The results a ``conform --json`` run wrote, judged again by today's comparison against today's fake
+    host: each scenario is replayed again (cheap), so a change to the fake host is judged against the real
+    runs already made."""
     results = []
     for line in saved.read_text(encoding="utf-8").splitlines():
         data = json.loads(line)
@@ -265,6 +276,7 @@ def _rejudged(saved: Path) -> list[Result]:
             scenarios, _ = load_all([Path(result.file)])
             units = [v for s in scenarios for v in (s.variants or (s,)) if v.variant == result.variant]
             if units:
+                result.fake = [dict(e) for e in replay(units[0]).events]
                 judge(units[0], result)
         results.append(result)
     return results

@@ -314,12 +314,16 @@ class Run:
                 continue
             screen = tui.screen()
             if DIALOG in screen and asks:
-                yes = asks.pop(0)
+                # The dialog ignores keys for a moment after it appears (a prompt typed just before it must
+                # not answer it): press until it goes, and only then is this call's answer spent.
+                yes = asks[0]
                 tui.key("Enter" if yes else "Escape")
+                try:
+                    _wait_gone(tui, DIALOG, 2)
+                except TimeoutError:
+                    continue
+                asks.pop(0)
                 interrupted = not yes
-                if yes:  # the card goes away; wait for it before looking again
-                    with contextlib.suppress(TimeoutError):
-                        _wait_gone(tui, DIALOG, 10)
                 continue
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"step {n}'s calls were never answered:\n{screen}")

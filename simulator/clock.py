@@ -29,7 +29,7 @@ import selectors
 from asyncio import base_events
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import Context
+from contextvars import Context, copy_context
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 T = TypeVar("T")
@@ -114,7 +114,19 @@ class _Timer(asyncio.TimerHandle):
 
     def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...],
                  loop: asyncio.AbstractEventLoop, context: Context | None, order: int) -> None:
-        super().__init__(when, callback, args, loop, context)
+        if loop.get_debug():  # asyncio's own, which records where the timer was set
+            super().__init__(when, callback, args, loop, context)
+        else:  # Handle.__init__ and TimerHandle.__init__, inlined: every poll sets two timers (issue 15)
+            me: Any = self
+            me._context = copy_context() if context is None else context
+            me._loop = loop
+            me._callback = callback
+            me._args = args
+            me._cancelled = False
+            me._repr = None
+            me._source_traceback = None
+            me._when = when
+            me._scheduled = False
         self._order = order
         self._key = (when, order)  # one tuple comparison in the heap (issue 15)
 
@@ -156,48 +168,56 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
     def _run_once(self) -> None:
         """One turn of the loop: asyncio's own (``BaseEventLoop._run_once``), step for step, without what
         a virtual loop never needs on its way: a select that cannot wait and finds no events, and the
-        debug mode's timing of each callback (issue 15: a poll is four turns). With real work in flight
-        or in debug mode, asyncio's own turn runs."""
+        debug mode's timing of each callback (issue 15: a poll is four turns); and the turns that follow
+        while callbacks are ready run here too. With real work in flight or in debug mode, asyncio's own
+        turn runs."""
         me: Any = self  # asyncio's private state, which its own turn reads
         if me._debug or self._virtual_selector.real_in_flight:
             me._run_once_asyncio()
             return
         scheduled: list[Any] = me._scheduled
         ready: collections.deque[Any] = me._ready
-        count = len(scheduled)
-        if count > _MIN_SCHEDULED and me._timer_cancelled_count / count > _MIN_CANCELLED_SHARE:
-            kept = []
-            for timer in scheduled:
-                if timer._cancelled:
-                    timer._scheduled = False
-                else:
-                    kept.append(timer)
-            heapq.heapify(kept)
-            me._scheduled = scheduled = kept
-            me._timer_cancelled_count = 0
-        else:
-            while scheduled and scheduled[0]._cancelled:
-                me._timer_cancelled_count -= 1
-                heapq.heappop(scheduled)._scheduled = False
         clock = self.clock
-        if not ready and not me._stopping:
-            if not scheduled:  # asyncio would select with no timeout, which the virtual selector refuses
-                self._virtual_selector.select(None)  # raises Stalled
-            # the virtual selector's select(timeout), inlined: the clock moves to the first timer
-            timeout = min(max(0, scheduled[0]._when - clock._us / 1_000_000), _LONGEST_SELECT)
-            if timeout > 0:
-                clock._us += math.ceil(timeout * 1_000_000)
-        end_time = clock._us / 1_000_000 + me._clock_resolution
-        while scheduled:
-            if scheduled[0]._when >= end_time:
-                break
-            timer = heapq.heappop(scheduled)
-            timer._scheduled = False
-            ready.append(timer)
-        for _ in range(len(ready)):  # only what was ready at the turn's start, as asyncio's own turn
-            handle = ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+        while True:
+            count = len(scheduled)
+            if count > _MIN_SCHEDULED and me._timer_cancelled_count / count > _MIN_CANCELLED_SHARE:
+                kept = []
+                for timer in scheduled:
+                    if timer._cancelled:
+                        timer._scheduled = False
+                    else:
+                        kept.append(timer)
+                heapq.heapify(kept)
+                me._scheduled = scheduled = kept
+                me._timer_cancelled_count = 0
+            else:
+                while scheduled and scheduled[0]._cancelled:
+                    me._timer_cancelled_count -= 1
+                    heapq.heappop(scheduled)._scheduled = False
+            if not ready and not me._stopping:
+                if not scheduled:  # asyncio would select with no timeout, which the virtual selector refuses
+                    self._virtual_selector.select(None)  # raises Stalled
+                # the virtual selector's select(timeout), inlined: the clock moves to the first timer
+                timeout = min(max(0, scheduled[0]._when - clock._us / 1_000_000), _LONGEST_SELECT)
+                if timeout > 0:
+                    clock._us += math.ceil(timeout * 1_000_000)
+            end_time = clock._us / 1_000_000 + me._clock_resolution
+            while scheduled:
+                if scheduled[0]._when >= end_time:
+                    break
+                timer = heapq.heappop(scheduled)
+                timer._scheduled = False
+                ready.append(timer)
+            for _ in range(len(ready)):  # only what was ready at the turn's start, as asyncio's own turn
+                handle = ready.popleft()
+                if not handle._cancelled:
+                    handle._run()
+            # The next turn, with callbacks ready, would select without waiting (the clock stays) and
+            # find no events: it is this loop again, unless run_forever is to stop (its check after
+            # each turn) or real work or the debug mode now needs asyncio's own turn.
+            if not ready or me._stopping or me._debug or self._virtual_selector.real_in_flight:
+                return
+            scheduled = me._scheduled
 
     _run_once_asyncio = asyncio.SelectorEventLoop._run_once  # type: ignore[attr-defined]
 

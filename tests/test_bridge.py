@@ -6,8 +6,10 @@ stdout lines and speaks to its socket. Behind ``LICH_BIN`` is the logging fake l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -364,3 +366,26 @@ def test_the_plugin_installs_the_module_and_not_the_command_hook() -> None:
     assert "hooks" not in hooks  # the command hook is for a hooks file of one's own (hooks/command-hooks.json)
     classic = json.loads((ROOT / "hooks" / "command-hooks.json").read_text(encoding="utf-8"))
     assert set(classic["hooks"]) == {"SessionStart", "PreToolUse"}
+
+
+def test_the_session_hosts_process_errors_are_worded_as_the_engines(tmp_path: Path) -> None:
+    """A toast quoting a failed run reads the same through the bridge as in the fake host (and the engine)."""
+    from agent_cards.engine import ProcessError
+    from simulator.host.process_run import host_check, not_found, timed_out
+
+    missing = str(tmp_path / "no-lich")
+    with pytest.raises(ProcessError) as started:
+        asyncio.run(bridge.run_process([missing, "open"], 1000))
+    assert started.value.kind == "start"
+    assert str(started.value) == str(not_found([missing, "open"]))
+    assert str(started.value).endswith(f'failed to start: ENOENT: Executable not found in $PATH: "{missing}"')
+    sleeper = [shutil.which("sleep") or "sleep", "5"]
+    with pytest.raises(ProcessError) as slow:
+        asyncio.run(bridge.run_process(sleeper, 50))
+    assert (slow.value.kind, str(slow.value)) == ("timeout", str(timed_out(sleeper, 50)))
+    for argv, timeout in (([], 1000), (["sleep"], 0)):
+        with pytest.raises(ProcessError) as bridged:
+            asyncio.run(bridge.run_process(argv, timeout))
+        with pytest.raises(ProcessError) as faked:
+            host_check(argv, timeout)
+        assert str(bridged.value) == str(faked.value)

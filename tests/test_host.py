@@ -221,7 +221,9 @@ class Opener:
         return self
 
 
-def test_esc_aborts_the_signal_of_an_in_flight_call() -> None:
+def test_esc_answers_the_call_with_the_engines_rejection_and_the_hook_goes_on() -> None:
+    """2.1.328 through the bridge: the model reads the engine's rejection at once; the hook's signal is
+    aborted, its run is not cut off, and what it returns later is dropped."""
     opener = Opener()
     answers: list[dict[str, Any]] = []
 
@@ -229,14 +231,18 @@ def test_esc_aborts_the_signal_of_an_in_flight_call() -> None:
         host.loop.call_later(3, host.esc)  # while the open (which hangs) runs
         answers.append(await host.call("Agent", dict(AGENT), "toolu_1"))
         answers.append(await host.call("Agent", dict(AGENT), "toolu_2"))
+        await asyncio.sleep(200)  # the first open runs on to its own timeout
 
     host = replay(body, opener.register, LichScript(opens=(OpenScript(hang=True), OpenScript(ms=500))))
-    assert answers[0]["deny"] == "aborted: $.process.run(lich) aborted: the call it ran for was interrupted"
+    assert answers[0]["error"] == results.USER_REJECTED
     assert answers[0]["t"] == 3000
     assert opener.signals[0].aborted
     assert not opener.signals[1].aborted  # Esc ends that turn only: the next call runs
     assert "result" in answers[1] and answers[1]["t"] == 3500
     assert [e["t"] for e in host.transcript.of("esc")] == [3000]
+    first_open = host.transcript.of("run")[0]
+    assert first_open["error"] == "$.process.run(lich) aborted: still running after 120000ms"  # not cut by Esc
+    assert len(host.transcript.of("answer")) == 2  # the hook's late answer reached nobody
 
 
 def test_without_esc_a_hanging_open_times_out_and_the_budget_stood_still() -> None:
@@ -311,7 +317,7 @@ def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
     async def body(host: FakeClaudeCode) -> None:
         await host.call("Agent", dict(AGENT), "toolu_1")
         await asyncio.sleep(3.5)
-        host.reload()
+        await host.reload()
         await asyncio.sleep(10)
         await host.call("Agent", dict(AGENT), "toolu_2")
         await asyncio.sleep(1.5)
@@ -329,8 +335,8 @@ def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
 def test_the_real_mod_reloads_without_registering_twice() -> None:
     async def body(host: FakeClaudeCode) -> None:
         first = host.mod
-        host.reload()
-        host.reload()
+        await host.reload()
+        await host.reload()
         assert host.mod is not first
 
     host = replay(body)
@@ -338,14 +344,34 @@ def test_the_real_mod_reloads_without_registering_twice() -> None:
     assert [r.plugin for r in spawn_hooks] == [MOD_PLUGIN]
 
 
-def test_reload_forgets_the_session_is_interactive() -> None:
+def test_reload_raises_session_start_again_for_the_reloaded_module_only() -> None:
+    """2.1.328: the fresh module hears session.start again, so the next call is taken; other modules do not."""
+    others: list[Event] = []
+
     async def body(host: FakeClaudeCode) -> None:
+        async def other(_: Any, e: Event, next: Any) -> HookResult:
+            others.append(e)
+            return dict(await next(e))
+
+        host.registry.on_for("someone-else")("session.start", other)
         await host.start_session(True)
-        host.reload()
+        await host.reload()
         await host.call("Agent", dict(AGENT), "toolu_1")
 
     host = replay(body)
-    assert host.transcript.of("run") == []  # native: no lich open
+    assert [e["interactive"] for e in host.transcript.of("session.start")] == [True, True]
+    assert len(others) == 1
+    assert host.transcript.of("native") == []
+    assert host.transcript.of("run")[0]["argv"][1] == "open"
+
+
+def test_a_reload_before_any_session_start_raises_none() -> None:
+    async def body(host: FakeClaudeCode) -> None:
+        await host.reload()
+        await host.call("Agent", dict(AGENT), "toolu_1")
+
+    host = replay(body)
+    assert host.transcript.of("session.start") == []
     assert host.transcript.of("native")[0]["tool"] == "Agent"
 
 

@@ -59,7 +59,7 @@ def test_the_diagram_says_what_the_transcript_says() -> None:
         if event["kind"] == "note":
             assert f"Lich->>Model: {t} [lich]" in text
         if event["kind"] == "run":
-            assert f"Mod->>Lich: {t} lich open" in text
+            assert f"Mod->>Lich: {t} lich {event['argv'][1]}" in text  # the open, then the footer's polls
     assert text.count("\n") + 1 == 1 + len(PARTICIPANTS) + sum(
         2 if e["kind"] == "run" and e["argv"][0] != "git" else 1 for e in result.events
     )

@@ -157,6 +157,23 @@ def test_git_runs_for_real_as_the_scenario_scripts_it(git: str) -> None:
         assert git_run["stdout"] == ("" if git == "detached" else f"{git}\n")
 
 
+def test_a_branch_git_refuses_fails_only_a_replay_that_runs_git() -> None:
+    """The scratch repository is made on the first git call: a scenario that never runs git needs none."""
+    refused = "session:\n  git: {branch: 'a..b'}\n"
+    no_git = scratch(f"title: no git\nclauses: [SCRATCH]\n{refused}steps:\n"
+                     "  - call: {description: Fix the login bug, prompt: Find why login fails and fix it}\n")
+    result = replay_processes(no_git)
+    assert result.passed, result.failures
+    assert not [e for e in result.events if e["kind"] == "run" and e["argv"][0] == "git"]
+    runs_git = scratch(GIT.format(git="BRANCH").replace("session:\n  git: BRANCH\n", refused))
+    result = replay_processes(runs_git)
+    assert not result.passed
+    assert result.failures[-1] == ("replay --processes: git cannot make a repository on branch 'a..b': "
+                                   "fatal: invalid initial branch name: 'a..b'")
+    (git_run,) = [e for e in result.events if e["kind"] == "run" and e["argv"][0] == "git"]
+    assert git_run["error"].startswith("$.process.run(git) failed to start: git cannot make a repository")
+
+
 def test_a_missing_lich_fails_to_start_and_no_lich_running_is_lich_s_own_line() -> None:
     for text in ("lich: {installed: false}", "lich: {running: false}", "lich: {subagent: false}"):
         scenario = scratch(f"""

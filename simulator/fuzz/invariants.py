@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.host.results import USER_REJECTED
 from simulator.scenario.model import Scenario
 from simulator.scenario.replay import Replay
 
@@ -103,6 +104,8 @@ def _count(events: Sequence[dict[str, Any]]) -> Violation | None:
             native.add(e["call"])
         elif e["kind"] == "answer" and isinstance(e.get("result"), dict) and e["result"].get("status") == \
                 "async_launched" and e["call"] not in native:
+            launched.add(e["call"])
+        elif e["kind"] == "answer" and e.get("error") == USER_REJECTED:  # Esc: its open may still count a worker
             launched.add(e["call"])
         elif e["kind"] == "footer" and isinstance(e.get("line"), str):
             found = _FOOTER.search(e["line"])

@@ -231,10 +231,15 @@ class Chain:
         bottom: Callable[[Event], Awaitable[HookResult]],
         origin: Origin,
         signal: AbortSignal | None,
+        plugin: str | None = None,
     ) -> HookResult:
         """Run ``e`` down the hooks of ``event``; each hook's signal is a child of ``signal`` (None: of
-        nothing, so only the hook's own overrun aborts it)."""
-        return await self._run(_Dispatch(event, self._registry.chain(event, e), bottom, origin, signal), 0, e)
+        nothing, so only the hook's own overrun aborts it). ``plugin``: that plugin's hooks only (an event
+        raised again for one reloaded module)."""
+        hooks = self._registry.chain(event, e)
+        if plugin is not None:
+            hooks = [r for r in hooks if r.plugin == plugin]
+        return await self._run(_Dispatch(event, hooks, bottom, origin, signal), 0, e)
 
     async def _run(self, d: _Dispatch, index: int, e: Event) -> HookResult:
         """The hook at ``index`` and, through its ``next``, those after it. A method, not a closure that
@@ -245,7 +250,13 @@ class Chain:
         invocation = Invocation(registration, Budget(), AbortSignal(d.signal))
         nxt = NextFn(lambda e2: self._run(d, index + 1, e2), d.event, e, d.origin, invocation)
         hook = registration.hook(self._bind_host(invocation), e, nxt)
-        outcome = await self._run_budgeted(hook, invocation)
+        try:
+            outcome = await self._run_budgeted(hook, invocation)
+        except asyncio.CancelledError:  # the dispatch was stopped (a scenario's end): so is what is beneath
+            if nxt.last is not None:
+                nxt.last.cancel()
+                await asyncio.wait({nxt.last}, timeout=1)
+            raise
         if isinstance(outcome, Answered):
             problem = results.shape_problem(d.event, outcome.value)
             if problem is None:
@@ -262,6 +273,14 @@ class Chain:
     async def _run_budgeted(self, hook: Awaitable[Any], invocation: Invocation) -> HookOutcome:
         task = asyncio.ensure_future(hook)
         task.add_done_callback(lambda _: setattr(invocation, "finished", True))
+        try:
+            return await self._budgeted(task, invocation)
+        except asyncio.CancelledError:  # the dispatch was stopped (a scenario's end): so is its hook
+            task.cancel()
+            await asyncio.wait({task}, timeout=1)
+            raise
+
+    async def _budgeted(self, task: asyncio.Task[Any], invocation: Invocation) -> HookOutcome:
         budget = invocation.budget
         loop = asyncio.get_running_loop()
         while not task.done():

@@ -7,8 +7,18 @@ An Agent call (measured on 2.1.328, ``claude-code-engine.md`` §3 and the e2e no
                     → tool.run: the agent type → agent.spawn hooks → the native agent (background)
 
 A deny at ``agent.spawn`` becomes the Agent tool's error; a refusal at the permission check never
-reaches ``agent.spawn``. Every hook gets a host bound to its own invocation, so a host call pauses
-its budget and an Esc reaches what it runs. Everything the host does lands in the transcript.
+reaches ``agent.spawn``. An Agent input that fails the tool's schema (a ``prompt`` that is not text)
+is refused before any hook runs; an isolated call outside a git repository is refused before
+``agent.spawn``. Every hook gets a host bound to its own invocation, so a host call pauses its budget.
+
+Esc (measured on 2.1.328 through the plugin's bridge, ``docs/decisions.md`` "Esc during the open"): the
+call in flight is answered at once with the engine's rejection (:data:`results.USER_REJECTED`), whatever
+the hooks return later; the hooks go on, their signal aborted; the mod's process runs are not cut off
+(the bridge's session host runs them in a process session of its own, which Esc does not reach).
+
+A reload runs ``register`` again in a fresh module and raises ``session.start`` again for that module
+(its hooks only), with the session's interactive flag (claude-code-engine.md §7.2, measured on 2.1.328).
+Everything the host does lands in the transcript.
 
 The host is built with its settings (the loop, the :class:`Session`, the executor, the module's
 ``register``) and keeps only what a session needs to go on: the turn Esc interrupts, the loaded
@@ -47,7 +57,8 @@ from simulator.transcript import Transcript
 ENGINE_VERSION = "2.1.328"
 MOD_PLUGIN = "agent-cards"
 STATUS_PLUGIN = "lich-status"  # lich's own status module: draws the errands part of the lich line
-AGENT_TYPES = ("general-purpose", "Explore", "Plan", "claude-code-guide", "statusline-setup")
+#: Claude Code's built-in agent types (2.1.328: its unknown-type error lists ``claude`` too).
+AGENT_TYPES = ("general-purpose", "Explore", "Plan", "claude", "claude-code-guide", "statusline-setup")
 PARENT_MODEL = "claude-opus-5-5"
 RUN_CUT_SHORT = "still running when the scenario ended"
 
@@ -74,6 +85,7 @@ class Session:
     modes: Sequence[str] = ()
     agent_types: tuple[str, ...] = AGENT_TYPES
     permission: Permission = field(default_factory=Permission)  # how the permission check answers by default
+    git_repo: bool = True  # the project is a git repository (an isolated agent needs one for its worktree)
 
 
 class _Env:
@@ -108,17 +120,12 @@ class BoundHost:
     def clock(self) -> BoundHost:
         return self
 
-    def _signal(self) -> AbortSignal:
-        """The signal a run waits on: the hook's own while it runs; after, one nothing aborts."""
-        if self._invocation is None or self._invocation.finished:
-            return AbortSignal()
-        return self._invocation.signal
-
     async def run(self, argv: Any, /, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProcessResult:
+        """A run Esc does not cut off: the bridge's session host runs it (only its own timeout ends it)."""
         if self._invocation is None:
             return await self._claude.run_process(argv, timeout_ms, AbortSignal())
         with self._invocation.budget.suspended():
-            return await self._claude.run_process(argv, timeout_ms, self._signal())
+            return await self._claude.run_process(argv, timeout_ms, AbortSignal())
 
     async def toast(self, text: str, /) -> None:
         self._claude.transcript.record("toast", text=text)
@@ -215,6 +222,7 @@ class FakeClaudeCode:
         self._generation = 0  # the loaded module's number: its timers and bound hosts carry it
         self._mod: Any = None  # what the loaded module's register returned
         self._errands: str | None = None  # the errands part of the lich line (lich's status module draws it)
+        self._interactive: bool | None = None  # the last session.start's flag (None: no session started yet)
         self._background = _Background()
         self._books = _Books()
         self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
@@ -292,8 +300,9 @@ class FakeClaudeCode:
         self._generation += 1
         self._mod = self._register(self.registry.on_for(MOD_PLUGIN, "user"))
 
-    def reload(self) -> None:
-        """``register`` runs again in a fresh module; the old module's timers stop. No session.start."""
+    async def reload(self) -> None:
+        """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
+        raised again for the reloaded module alone (2.1.328), once a session has started."""
         timers = self._background.timers
         for timer in [t for t in timers if t.generation == self._generation]:
             timer.cancel()
@@ -302,20 +311,28 @@ class FakeClaudeCode:
         self.transcript.record("reload")
         self.load_mod()
         self.schedule_footer()  # the footer is drawn again by the fresh module
+        if self._interactive is not None:
+            await self._raise_session_start(self._interactive, MOD_PLUGIN)
 
     # -- events the scenario raises ------------------------------------------------------------------
 
     async def start_session(self, interactive: bool) -> None:
+        self._interactive = interactive
+        await self._raise_session_start(interactive, None)
+
+    async def _raise_session_start(self, interactive: bool, plugin: str | None) -> None:
+        """``session.start`` down every module's hooks, or only ``plugin``'s (a reloaded module)."""
         self.transcript.record("session.start", interactive=interactive)
         e = {"cwd": self.session.cwd, "surface": "terminal" if interactive else None, "isInteractive": interactive}
 
         async def core(e: Event) -> HookResult:
             return {"cwd": self.session.cwd}
 
-        await self.chain.dispatch("session.start", e, core, ENGINE, None)
+        await self.chain.dispatch("session.start", e, core, ENGINE, None, plugin)
 
     def esc(self) -> None:
-        """Esc in the asking session: its own turn is interrupted; background work goes on."""
+        """Esc in the asking session: its own turn is interrupted (a call in flight is answered with the
+        engine's rejection, its hooks go on with their signal aborted); background work goes on."""
         self.transcript.record("esc")
         self._turn.abort()
         self._turn = AbortSignal()
@@ -331,6 +348,10 @@ class FakeClaudeCode:
     ) -> dict[str, Any]:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
+        if tool == "Agent":
+            invalid = results.input_problem(tool, tool_input)
+            if invalid is not None:  # the tool's schema, checked before any hook (2.1.328)
+                return self.transcript.record("answer", call=call_id, error=invalid)
         e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
         if agent_id is not None:
             e["agentId"] = agent_id
@@ -339,8 +360,17 @@ class FakeClaudeCode:
         async def core(e: Event) -> HookResult:
             return await self._core_tool(e, origin, verdict)
 
-        answer = await self.chain.dispatch("tool.call", e, core, origin, self._turn)
-        return self.transcript.record("answer", call=call_id, **_answer_fields(answer))
+        turn = self._turn
+        dispatch = asyncio.ensure_future(self.chain.dispatch("tool.call", e, core, origin, turn))
+        escaped = turn.wait()
+        try:
+            await asyncio.wait((dispatch, escaped), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            turn.forget(escaped)
+        if not dispatch.done():  # Esc: the engine answers now; the hooks go on, and what they return is dropped
+            self.spawn(dispatch)
+            return self.transcript.record("answer", call=call_id, error=results.USER_REJECTED)
+        return self.transcript.record("answer", call=call_id, **_answer_fields(dispatch.result()))
 
     async def workflow_step(self, description: str, prompt: str) -> None:
         """A workflow step spawns its agent directly: no Agent tool call, so no tool.call hook runs.
@@ -420,6 +450,8 @@ class FakeClaudeCode:
         agent_type = e.get("subagent_type") or "general-purpose"
         if agent_type not in self.session.agent_types:
             return results.error(results.unknown_agent_type(str(agent_type), list(self.session.agent_types)))
+        if e.get("isolation") == "worktree" and not self.session.git_repo:  # before agent.spawn (2.1.328)
+            return results.error(results.WORKTREE_NO_GIT)
         spawn = self._spawn_event(
             call_id, e.get("description"), e.get("prompt"), str(agent_type), origin, e.get("agentId")
         )

@@ -62,7 +62,44 @@ def spawn_denied(text: str) -> str:
 
 
 def unknown_agent_type(name: str, available: list[str]) -> str:
-    return f"Agent type '{name}' not found. Available agents: {', '.join(available)}"
+    """Claude Code's error for an agent type it does not know: the types sorted ignoring case (2.1.328)."""
+    return f"Agent type '{name}' not found. Available agents: {', '.join(sorted(available, key=str.lower))}"
+
+
+WORKTREE_NO_GIT = (
+    "Cannot create agent worktree: not in a git repository and no WorktreeCreate hooks are configured. "
+    "Configure WorktreeCreate/WorktreeRemove hooks in settings.json to use worktree isolation with other VCS "
+    "systems."
+)
+#: The Agent tool's input fields that must be text (its schema; checked before any hook).
+AGENT_TEXT_FIELDS = ("description", "prompt", "subagent_type", "model")
+
+
+def _js_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "string"
+
+
+def input_problem(tool: str, tool_input: dict[str, Any]) -> str | None:
+    """The engine's refusal of a tool input its schema rejects (measured for ``prompt``), or None."""
+    issues = [
+        f"The parameter `{key}` type is expected as `string` but provided as `{_js_type(tool_input[key])}`"
+        for key in AGENT_TEXT_FIELDS
+        if key in tool_input and not isinstance(tool_input[key], str)
+    ]
+    if not issues:
+        return None
+    head = "issue" if len(issues) == 1 else "issues"
+    return f"<tool_use_error>InputValidationError: {tool} failed due to the following {head}:\n" + "\n".join(
+        issues
+    ) + "</tool_use_error>"
 
 
 def launched(agent_id: str) -> str:

@@ -3,7 +3,9 @@
 :class:`ProcessExecutor` is the :class:`~simulator.host.process_run.Executor` of this mode. The mod's argv is
 recorded as given; only at execution is ``$LICH_BIN`` swapped for the ``fake-lich`` program, whose state
 lives in a directory of the scenario's own (:mod:`simulator.lich.program`), and ``git`` runs for real
-in a scratch repository built from the scenario's ``session.git``. Time stays virtual:
+in a scratch repository built from the scenario's ``session.git`` when the replay first runs git (a
+scenario that never does costs no repository; one whose branch git refuses fails, with git's reason,
+only when it runs git). Time stays virtual:
 
 - fake-lich is told the virtual time (``FAKE_LICH_NOW_MS``) and, once it has saved the world, reports
   how long its call takes on that clock and whether it hangs (``FAKE_LICH_REPORT_FD``). Calls made
@@ -43,7 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from agent_cards.engine import ProcessResult
+from agent_cards.engine import ProcessError, ProcessResult
 from simulator.clock import VirtualEventLoop
 from simulator.host.chain import AbortSignal
 from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
@@ -117,7 +119,11 @@ class ProcessExecutor:
         self.scratch = scratch
         self.state = create_state(scratch / "lich", world.script)
         self.absent = str(scratch / "absent" / "program")  # never created: what no program runs as
-        self.git_cwd, self.git_env = _git_workspace(scratch, self.git, git_dir)
+        self.git_env = _git_env(scratch, self.git, git_dir)
+        self._git_cwd: Path | None = None  # made on the first git call (_git_workspace)
+        #: Why the scratch repository could not be made (git refused the scenario's branch), once a git
+        #: call needed it: the replay fails with it (replay_processes).
+        self.git_failure: str | None = None
         self.command = fake_lich_command(program)
         self._last_turn: threading.Event | None = None  # set once the last lich call started has reported
         self._lock = threading.Lock()
@@ -130,7 +136,10 @@ class ProcessExecutor:
         self, argv: list[str], env: Mapping[str, str], timeout_ms: int, signal: AbortSignal
     ) -> ProcessResult:
         if argv[0] == "git":
-            proc = self._spawn([*argv], {**env, **self.git_env}, self.git_cwd)
+            cwd = self._git_workspace()
+            if cwd is None:
+                raise ProcessError(f"$.process.run({argv[0]}) failed to start: {self.git_failure}", "start")
+            proc = self._spawn([*argv], {**env, **self.git_env}, cwd)
             if proc is None:
                 raise not_found(argv)
             ms, hang, limit = GIT_MS, False, REAL_LIMIT_S
@@ -158,6 +167,15 @@ class ProcessExecutor:
             raise
         exit_code, stdout, stderr = await collecting  # already in: the clock stood still until it was
         return capped(stdout, stderr, exit_code)
+
+    def _git_workspace(self) -> Path | None:
+        """The directory git runs in, made on the first call; None when git refused to make it."""
+        if self._git_cwd is None and self.git_failure is None:
+            try:
+                self._git_cwd = _git_workspace(self.scratch, self.git, self.git_env)
+            except SetupError as error:
+                self.git_failure = str(error)
+        return self._git_cwd
 
     # -- the notes the host types at the prompt: read from the lich's state ----------------------------
 
@@ -312,17 +330,13 @@ def _read_to_end(fd: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def _git_workspace(scratch: Path, script: GitScript, git_dir: str) -> tuple[Path, dict[str, str]]:
-    """The directory git runs in for this scenario, and its environment.
-
-    A branch: a repository on that branch with one commit. A detached HEAD: the same, detached. A
-    failing git: a directory outside any repository. Git missing: a PATH without git.
-    """
+def _git_env(scratch: Path, script: GitScript, git_dir: str) -> dict[str, str]:
+    """The environment git runs in for this scenario (git missing: a PATH without git)."""
     home = scratch / "home"
     no_git = scratch / "no-git"
     home.mkdir()
     no_git.mkdir()
-    env = {
+    return {
         "PATH": str(no_git) if script.missing else git_dir,
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -330,12 +344,20 @@ def _git_workspace(scratch: Path, script: GitScript, git_dir: str) -> tuple[Path
         "GIT_CEILING_DIRECTORIES": str(scratch),
         "LC_ALL": "C",
     }
+
+
+def _git_workspace(scratch: Path, script: GitScript, env: Mapping[str, str]) -> Path:
+    """The directory git runs in for this scenario (:class:`SetupError` when git refuses to make it).
+
+    A branch: a repository on that branch with one commit. A detached HEAD: the same, detached. A
+    failing git: a directory outside any repository. Git missing: the scratch directory.
+    """
     if script.missing:
-        return scratch, env
+        return scratch
     if script.exit != 0:
         outside = scratch / "not-a-repository"
         outside.mkdir()
-        return outside, env
+        return outside
     repo = scratch / "repo"
     repo.mkdir()
     commit = ["git", "-c", "user.name=agent-cards", "-c", "user.email=replay@agent-cards.invalid", "commit", "-q",
@@ -344,11 +366,11 @@ def _git_workspace(scratch: Path, script: GitScript, git_dir: str) -> tuple[Path
     if not script.branch:
         steps.append(["git", "checkout", "-q", "--detach"])
     for step in steps:
-        done = subprocess.run(step, cwd=repo, env=env, capture_output=True, check=False)
+        done = subprocess.run(step, cwd=repo, env=dict(env), capture_output=True, check=False)
         if done.returncode != 0:
             why = (_decode(done.stderr).strip().splitlines() or [f"exit {done.returncode}"])[-1]
             raise SetupError(f"git cannot make a repository on branch {script.branch!r}: {why}")
-    return repo, env
+    return repo
 
 
 class ProcessRuns:
@@ -397,9 +419,13 @@ def replay_processes(scenario: Scenario, *, real_sleep: bool = False) -> Replay:
     """Replay ``scenario`` with real processes; a mode that cannot run here is a failure of the result."""
     try:
         with ProcessRuns(real_sleep=real_sleep) as runs:
-            return replay(scenario, executor=runs)
+            result = replay(scenario, executor=runs)
     except SetupError as error:
         return Replay(scenario.file, scenario.title, scenario.clauses, [], [f"replay --processes: {error}"])
+    # a scenario whose branch git refuses fails once it runs git (each variant has an executor of its own)
+    failures = {executor.git_failure for executor in runs.executors if executor.git_failure is not None}
+    result.failures += [f"replay --processes: {failure}" for failure in sorted(failures)]
+    return result
 
 
 def comparable(result: Replay) -> dict[str, Any]:

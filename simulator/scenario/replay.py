@@ -23,7 +23,7 @@ from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, S
 from simulator.host.process_run import Executor
 from simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
 from simulator.lich.world import LichWorld
-from simulator.runners.virtual import GitScript, VirtualExecutor
+from simulator.runners.virtual import NOT_A_REPO, GitScript, VirtualExecutor
 from simulator.scenario import expect, model
 from simulator.scenario.model import Scenario
 from simulator.scenario.scripted import scripted
@@ -261,6 +261,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             modes=list(own.modes),
             permission=permission(own.permission),
             agent_types=(*Session(env={}).agent_types, *own.agent_types),
+            git_repo=not (own.git.exit and own.git.stderr in ("", NOT_A_REPO)),  # git's "not a git repository"
         )
         executor = scripted(scenario, make_executor(scenario, world, loop))
         host = FakeClaudeCode(loop, session, executor)

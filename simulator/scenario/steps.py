@@ -448,11 +448,11 @@ class Esc:
 
 @action("reload", _NOTHING, form="`reload`", expected=_NOTHING.expected, bare=True,
         doc="Reloads the mod: `register` runs again in a fresh module, the old module's timers stop, the footer is "
-        "redrawn. No `session.start`.")
+        "redrawn, and `session.start` is raised again for the reloaded module (as Claude Code 2.1.328 does).")
 @dataclass(frozen=True)
 class Reload:
     async def run(self, play: Play) -> str | None:
-        play.host.reload()
+        await play.host.reload()
         return None
 
 

@@ -221,6 +221,8 @@ class _Open:
 _NO_KEY = object()
 _UNFINISHED = object()
 _STR = "tag:yaml.org,2002:str"
+_STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 #: A plain scalar's value depends on its text alone (the resolver's patterns, then the constructor):
 #: short ones of an immutable type are kept, so ``true``, ``800`` or ``allow`` are resolved once per process.
 _PLAIN: dict[str, Any] = {}
@@ -245,16 +247,17 @@ class _Builder:
 
     def event(self, event: yaml.Event) -> None:
         line = event.start_mark.line + 1 if event.start_mark is not None else 1
-        if isinstance(event, yaml.DocumentStartEvent):
+        # the commonest first: a scalar, then the ends and starts of mappings and lists (issue 15)
+        if isinstance(event, yaml.ScalarEvent):
+            self.scalar(event, line)
+        elif isinstance(event, _ENDS):
+            self.end(line)
+        elif isinstance(event, _STARTS):
+            self.start(event, line)
+        elif isinstance(event, yaml.DocumentStartEvent):
             self.documents += 1
             if self.documents > 1:
                 raise YamlError(line, "one document per file (a second one starts here)")
-        elif isinstance(event, yaml.ScalarEvent):
-            self.scalar(event, line)
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            self.start(event, line)
-        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-            self.end(line)
         elif isinstance(event, yaml.AliasEvent):
             self.alias(event, line)
 
@@ -298,10 +301,8 @@ class _Builder:
         if value is _NO_KEY:
             if tag is None or tag == "!":
                 tag = self.constructor.resolve(yaml.ScalarNode, raw, event.implicit)  # type: ignore[no-untyped-call]
-            if tag == _STR:  # what the constructor would build: the text itself (most scalars; no node needed)
-                value = raw
-            else:
-                value = self._construct(event, tag, line)
+            # a text is what the constructor would build from it (most scalars): no node needed
+            value = raw if tag == _STR else self._construct(event, tag, line)
             if plain and type(value) in _SHARED and len(raw) <= _PLAIN_LONGEST and len(_PLAIN) < _PLAIN_MOST:
                 _PLAIN[raw] = value
         text = len(value) if isinstance(value, str) else 0
