@@ -135,7 +135,7 @@ class FileStore:
                 json.dump(state.to_json(), fh, separators=(",", ":"))
             os.replace(temp, self.path)
         except BaseException:
-            with _suppress(OSError):
+            with json.suppress(OSError):
                 os.unlink(temp)
             raise
 
@@ -155,19 +155,6 @@ class _Locked:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
         os.close(self.fd)
-
-
-class _suppress:  # named as the contextlib.suppress it stands for
-    """``contextlib.suppress``, without loading ``contextlib`` (and with it ``collections`` and ``functools``)."""
-
-    def __init__(self, *kinds: type[BaseException]) -> None:
-        self.kinds = kinds
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
-        return kind is not None and issubclass(kind, self.kinds)
 
 
 class Unusable:
@@ -190,13 +177,13 @@ def prune(data_dir: str, keep: str, now: float | None = None) -> None:
     cutoff = (time.time() if now is None else now) - STALE_SECONDS
     keep_stem = os.path.basename(keep).split(".json")[0]
     sessions: dict[str, list[tuple[str, float]]] = {}
-    with _suppress(OSError):
+    with json.suppress(OSError):
         for entry in os.scandir(folder):
-            with _suppress(OSError):
+            with json.suppress(OSError):
                 if entry.is_file():
                     sessions.setdefault(entry.name.split(".json")[0], []).append((entry.path, entry.stat().st_mtime))
     for stem, files in sessions.items():
         if stem != keep_stem and max(mtime for _, mtime in files) < cutoff:
             for path, _ in files:
-                with _suppress(OSError):
+                with json.suppress(OSError):
                     os.unlink(path)

@@ -1,5 +1,8 @@
 """``json.loads`` and ``json.dumps`` for the command hook's path, without importing ``json``.
 
+Also used by ``fake-lich`` (``simulator.lich``), whose start-up every real-process replay pays: one copy
+of this, standard library only, for both. ``suppress`` stands in for ``contextlib.suppress`` likewise.
+
 ``import json`` loads ``re`` (and with it ``enum``, ``functools``, ``collections``) and compiles its
 patterns: on its own about as long as a bare interpreter's start-up, and the hook runs on every tool
 call a person makes (issue 15). The parser ``json`` itself uses, the C accelerator ``_json``, needs
@@ -40,10 +43,10 @@ class _Decoder:
 
 
 _scan: Callable[[str, int], tuple[Any, int]] | None = None
-_quote: Callable[[str], str] = repr
+_quote: dict[bool, Callable[[str], str]] = {}
 if _accelerator is not None:
     _scan = _accelerator.make_scanner(_Decoder())
-    _quote = _accelerator.encode_basestring_ascii
+    _quote = {True: _accelerator.encode_basestring_ascii, False: _accelerator.encode_basestring}
 
 
 def loads(raw: str | bytes) -> Any:
@@ -65,19 +68,26 @@ def loads(raw: str | bytes) -> Any:
     return json.loads(raw)
 
 
-def dumps(value: object, separators: tuple[str, str] = (", ", ": ")) -> str:
-    """``json.dumps(value, separators=separators)``: through the C encoder json uses."""
-    if _scan is not None:
+def dumps(value: object, separators: tuple[str, str] = (", ", ": "), *, ensure_ascii: bool = True) -> str:
+    """``json.dumps(value, separators=separators, ensure_ascii=ensure_ascii)``: through the C encoder json uses."""
+    if _quote:
+        key = (ensure_ascii, separators)
+        encode = _encoders.pop(key, None) or _accelerator.make_encoder(
+            {}, _unusual, _quote[bool(ensure_ascii)], None, separators[1], separators[0], False, False, True
+        )
         try:
-            encode = _accelerator.make_encoder(
-                {}, _unusual, _quote, None, separators[1], separators[0], False, False, True
-            )
-            return "".join(encode(value, 0))
-        except Exception:  # a value json would refuse: its own error
+            text = "".join(encode(value, 0))
+        except Exception:  # a value json would refuse: its own error (and the encoder, half-way, is dropped)
             pass
+        else:
+            _encoders[key] = encode  # kept for the next call: its circular-reference marks are empty again
+            return text
     import json
 
-    return json.dumps(value, separators=separators)
+    return json.dumps(value, separators=separators, ensure_ascii=ensure_ascii)
+
+
+_encoders: dict[tuple[bool, tuple[str, str]], Any] = {}
 
 
 def _unusual(value: object) -> object:
@@ -88,3 +98,16 @@ def _unusual(value: object) -> object:
 def dump(value: object, fh: SupportsWrite, separators: tuple[str, str] = (", ", ": ")) -> None:
     """``json.dump(value, fh, separators=separators)``: the same text, written at once."""
     fh.write(dumps(value, separators))
+
+
+class suppress:  # named as the contextlib.suppress it stands for
+    """``contextlib.suppress``, without loading ``contextlib`` (and with it ``collections`` and ``functools``)."""
+
+    def __init__(self, *kinds: type[BaseException]) -> None:
+        self.kinds = kinds
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
+        return kind is not None and issubclass(kind, self.kinds)

@@ -1,103 +1,10 @@
-"""What ``fake-lich`` needs of ``json`` and ``contextlib``, without what they import.
+"""What ``fake-lich`` needs of ``json`` and ``contextlib``, without what they import (issue 15).
 
-``import json`` loads ``re`` (with ``enum``, ``functools``, ``collections``) and compiles its patterns;
-``contextlib`` loads ``collections`` and ``functools``: together more than a bare interpreter's start-up,
-paid by every lich call ``replay --processes`` makes (issue 15). ``loads`` and ``dumps`` use the C
-accelerator ``_json`` that ``json`` itself uses and give ``json``'s results for every input: what they
-do not cover (input in UTF-16 or UTF-32, a value ``json`` refuses, any error, an interpreter without
-``_json``) is handed to ``json`` itself, so errors are ``json``'s own. (The mod has its own copy,
-``agent_cards.quick_json``: the fake lich imports nothing but the standard library.)
+The one copy lives with the mod (``agent_cards.quick_json``, standard library only): both the command
+hook and ``fake-lich`` start on every call, and both would otherwise load ``json``, ``re`` and
+``contextlib``. ``agent_cards`` loads nothing of the mod on import, so this costs only that module.
 """
 
-from __future__ import annotations
+from agent_cards.quick_json import dumps, loads, suppress
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-_accelerator: Any
-try:
-    import _json as _accelerator
-except ImportError:  # pragma: no cover (an interpreter without the accelerator)
-    _accelerator = None
-
-_SPACE = " \t\n\r"  # json's whitespace
-_NOT_UTF8 = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")  # byte-order marks: json.detect_encoding decides
-
-
-class _Decoder:
-    """What ``_json.make_scanner`` reads from ``json.JSONDecoder()``: its defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-
-
-_scan: Callable[[str, int], tuple[Any, int]] | None = None
-_quote: dict[bool, Callable[[str], str]] = {}
-if _accelerator is not None:
-    _scan = _accelerator.make_scanner(_Decoder())
-    _quote = {True: _accelerator.encode_basestring_ascii, False: _accelerator.encode_basestring}
-
-
-def loads(raw: str | bytes) -> Any:
-    """``json.loads(raw)``."""
-    if _scan is not None:
-        try:
-            if isinstance(raw, bytes):
-                if raw.startswith(_NOT_UTF8) or b"\x00" in raw[:4]:
-                    raise ValueError("not UTF-8")
-                raw = raw.decode("utf-8", "surrogatepass")
-            if not raw.startswith("\ufeff"):
-                value, end = _scan(raw, len(raw) - len(raw.lstrip(_SPACE)))
-                if len(raw.rstrip(_SPACE)) == end:
-                    return value
-        except Exception:  # StopIteration, ValueError; a SystemError from _json's errors while json is not loaded
-            pass
-    import json  # json's own answer, or its own error
-
-    return json.loads(raw)
-
-
-def dumps(value: object, *, ensure_ascii: bool = True, separators: tuple[str, str] = (", ", ": ")) -> str:
-    """``json.dumps(value, ensure_ascii=ensure_ascii, separators=separators)``: through the C encoder json uses."""
-    if _quote:
-        key = (ensure_ascii, separators)
-        encode = _encoders.pop(key, None) or _accelerator.make_encoder(
-            {}, _unusual, _quote[bool(ensure_ascii)], None, separators[1], separators[0], False, False, True
-        )
-        try:
-            text = "".join(encode(value, 0))
-        except Exception:  # a value json would refuse: its own error (and the encoder, half-way, is dropped)
-            pass
-        else:
-            _encoders[key] = encode  # kept for the next call: its circular-reference marks are empty again
-            return text
-    import json
-
-    return json.dumps(value, ensure_ascii=ensure_ascii, separators=separators)
-
-
-_encoders: dict[tuple[bool, tuple[str, str]], Any] = {}
-
-
-def _unusual(value: object) -> object:
-    """The encoder's ``default``: what it cannot encode goes to ``json``, which says why."""
-    raise TypeError(type(value).__name__)
-
-
-class suppress:  # named as the contextlib.suppress it stands for
-    """``contextlib.suppress``."""
-
-    def __init__(self, *kinds: type[BaseException]) -> None:
-        self.kinds = kinds
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
-        return kind is not None and issubclass(kind, self.kinds)
+__all__ = ["dumps", "loads", "suppress"]
