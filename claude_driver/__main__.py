@@ -1,4 +1,4 @@
-"""``python -m claude_driver validate PLUGIN_DIR``: install the pinned CLI (cached) and validate a plugin.
+"""``python -m claude_driver validate [--strict] PLUGIN_DIR``: install the pinned CLI (cached) and validate a plugin.
 
 HOME is a scratch folder and the guard variables are set, as for every run of the real CLI here.
 """
@@ -16,8 +16,10 @@ from claude_driver.runs import run_validate
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    strict = "--strict" in args
+    args = [a for a in args if a != "--strict"]
     if len(args) != 2 or args[0] != "validate":
-        print("usage: python -m claude_driver validate PLUGIN_DIR", file=sys.stderr)
+        print("usage: python -m claude_driver validate [--strict] PLUGIN_DIR", file=sys.stderr)
         return 2
     try:
         claude = ensure_claude()
@@ -25,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"claude_driver: cannot install Claude Code {CLAUDE_VERSION}: {error}", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="agent-cards-validate-") as scratch:
-        run = run_validate(claude, Path(args[1]).resolve(), Path(scratch) / "home")
+        run = run_validate(claude, Path(args[1]).resolve(), Path(scratch) / "home", strict=strict)
     sys.stdout.write(run.stdout)
     sys.stderr.write(run.stderr)
     return run.returncode
