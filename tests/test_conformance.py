@@ -62,3 +62,16 @@ def test_what_cannot_run_says_why() -> None:
     reasons = {Path(s.file).name: why_not(s, []) for s in scenarios}
     assert reasons["taskstop.yaml"] is None
     assert "workflow" in str(reasons["workflow.yaml"])
+
+
+def test_a_scenario_that_could_run_fails_when_the_engine_is_missing() -> None:
+    """CI's conform step (AGENT_CARDS_CONFORM=1) must not pass having run nothing."""
+    from conformance.command import conform_one
+    from simulator.scenario.files import load_all
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    scenarios, problems = load_all([root / "reload.yaml", root / "workflow.yaml"])
+    assert not problems
+    runnable, workflow = (conform_one(s, None, "tmux not found") for s in scenarios)
+    assert (runnable.verdict, runnable.why) == ("failed", "tmux not found")
+    assert workflow.verdict == "cannot run"

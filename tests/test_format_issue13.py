@@ -162,7 +162,8 @@ def test_esc_at_a_virtual_time_during_a_call(tmp_path: Path) -> None:
           - call: {description: Fix the login bug, prompt: Fix it}
         """, tmp_path)
     assert kinds(result, "esc") == [{"t": 1200, "kind": "esc"}]
-    assert "deny" in kinds(result, "answer")[0]
+    answer = kinds(result, "answer")[0]
+    assert answer["t"] == 1200 and answer["error"].startswith("The user doesn't want to proceed")  # the engine's
 
 
 def test_opens_by_order_sessions_by_read_and_git_by_argv(tmp_path: Path) -> None:

@@ -81,7 +81,8 @@ steps:
   - call: {description: Fix the login bug, prompt: Find why login fails and fix it}
     esc_after: 1500
 expect:
-  - run: {argv: {contains: open}, error: {contains: interrupted}, ms: 1500}
+  - answer: {error: {contains: "The user doesn't want to proceed"}, t: 1500}
+  - run: {argv: {contains: open}, error: {contains: still running when the scenario ended}, ms: 1500}
 """
 
 
@@ -93,7 +94,7 @@ def test_a_hung_lich_is_killed_for_real_with_its_child(text: str) -> None:
         (executor,) = runs.executors
         (hung,) = executor.hung
         assert hung.child is not None
-        # killed at the virtual timeout (or on Esc), not only when the replay is cleaned up
+        # killed at the virtual timeout, or as the scenario ends after Esc (Esc itself leaves the open running)
         assert gone(hung.pid) and gone(hung.child)
         scratch_dir = executor.scratch
     assert result.passed, result.failures

@@ -102,10 +102,11 @@ def _count(events: Sequence[dict[str, Any]]) -> Violation | None:
     for e in events:
         if e["kind"] == "native":
             native.add(e["call"])
-        elif e["kind"] == "answer" and isinstance(e.get("result"), dict) and e["result"].get("status") == \
-                "async_launched" and e["call"] not in native:
-            launched.add(e["call"])
-        elif e["kind"] == "answer" and e.get("error") == USER_REJECTED:  # Esc: its open may still count a worker
+        elif e["kind"] == "answer" and (
+            (isinstance(e.get("result"), dict) and e["result"].get("status") == "async_launched"
+             and e["call"] not in native)
+            or e.get("error") == USER_REJECTED  # Esc: the open goes on, and may still count a worker
+        ):
             launched.add(e["call"])
         elif e["kind"] == "footer" and isinstance(e.get("line"), str):
             found = _FOOTER.search(e["line"])
