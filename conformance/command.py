@@ -16,6 +16,7 @@ from typing import Any
 from claude_driver.install import CLAUDE_VERSION
 from conformance.compare import TOLERANCE_TEXT, Comparison, compare
 from conformance.plan import plan, why_not
+from simulator.commands import take_value
 from simulator.host.claude_code import ENGINE_VERSION
 from simulator.scenario import steps
 from simulator.scenario.files import load_all
@@ -216,28 +217,14 @@ older builds, and {ENGINE_VERSION} differs from them here:
   tool's hook (not runnable here: see the table)."""
 
 
-def _take(args: list[str], flag: str) -> tuple[str | None, str | None]:
-    for i, arg in enumerate(args):
-        if arg == flag:
-            if i + 1 >= len(args):
-                return None, f"{flag} takes a value"
-            value = args[i + 1]
-            del args[i : i + 2]
-            return value, None
-        if arg.startswith(flag + "="):
-            del args[i]
-            return arg.split("=", 1)[1], None
-    return None, None
-
-
 def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     args = list(argv)
     if any(a in ("-h", "--help") for a in args):
         out(HELP)
         return 0
-    jobs_text, problem = _take(args, "--jobs")
-    table_file, problem2 = _take(args, "--table")
-    saved, problem3 = _take(args, "--from")
+    jobs_text, problem = take_value(args, "--jobs")
+    table_file, problem2 = take_value(args, "--table")
+    saved, problem3 = take_value(args, "--from")
     problem = problem or problem2 or problem3
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]

@@ -54,7 +54,7 @@ def _usage_error(command: str, reason: str) -> int:
     return 2
 
 
-def _take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
+def take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
     """Remove ``flag VALUE`` or ``flag=VALUE`` from ``args``; (value, problem)."""
     for i, arg in enumerate(args):
         if arg == flag:
@@ -92,7 +92,7 @@ def replay(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(REPLAY_HELP)
         return 0
-    lang, problem = _take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
+    lang, problem = take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
     as_json = "--json" in args
     as_mermaid = "--mermaid" in args
     processes = "--processes" in args  # every lich and git call a real process (simulator.runners.processes)

@@ -182,3 +182,13 @@ def probe_plugin(tmp_path: Path) -> Callable[..., ProbePlugin]:
         return write_probe(tmp_path / "plugins", output, name)
 
     return make
+
+
+@pytest.fixture
+def timings(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
+    """Wall times a test appends, printed past pytest's capture so that every run reports them."""
+    lines: list[str] = []
+    yield lines
+    with capsys.disabled():
+        for line in lines:
+            print(f"\n[e2e timing] {line}")

@@ -15,7 +15,7 @@ import re
 import shutil
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,15 +72,6 @@ def fake_lich(tmp_path: Path, sandbox: Sandbox) -> FakeLich:
     except SetupError as error:
         pytest.skip(str(error))
     return FakeLich(logged.bin, logged.state, logged.log)
-
-
-@pytest.fixture
-def timings(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
-    lines: list[str] = []
-    yield lines
-    with capsys.disabled():
-        for line in lines:
-            print(f"\n[e2e timing] {line}")
 
 
 def agent_call(description: str, prompt: str, **more: Any) -> ToolUse:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,16 +101,6 @@ def say_yes(tui: Tui, timeout: float = 30.0) -> None:
 
 def first_user_text(request: RecordedRequest) -> str:
     return text_of(request.body["messages"][0]["content"])
-
-
-@pytest.fixture
-def timings(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
-    """Wall times, printed past pytest's capture so that every run reports them."""
-    lines: list[str] = []
-    yield lines
-    with capsys.disabled():
-        for line in lines:
-            print(f"\n[e2e timing] {line}")
 
 
 def test_the_command_hook_validates_as_a_plugin(

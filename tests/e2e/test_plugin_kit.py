@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,6 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = sorted((ROOT / "tests" / "plugin").glob("*.test.ts"))
-
-
-@pytest.fixture
-def timings(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
-    lines: list[str] = []
-    yield lines
-    with capsys.disabled():
-        for line in lines:
-            print(f"\n[e2e timing] {line}")
 
 
 def kit_folder(folder: Path) -> Path:
