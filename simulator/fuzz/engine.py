@@ -74,18 +74,24 @@ class Fuzz:
 
         with contextlib.suppress(_Violated):
             case()
-        if self.progress and self.cases >= 50:
+        if self.progress and self.cases >= 50 and self._live:
             print(file=sys.stderr)
         return self.found
 
+    @property
+    def _live(self) -> bool:
+        """A person watches a terminal: one line redrawn in place; a log (CI) gets a whole line each time."""
+        return sys.stderr.isatty()
+
     def _note(self, total: int) -> None:
         now = time.monotonic()
-        if self.progress and now - self._last_note >= 2:
+        live = self._live
+        if self.progress and now - self._last_note >= (2 if live else 10):
             self._last_note = now
             rate = self.cases / max(now - self._started, 1e-9)
             state = f"shrinking a {self.found.violation.kind} violation" if self.found else "no violation yet"
-            print(f"\rfuzz: {self.cases} cases ({total} to generate), {rate:.0f}/s, {state}", end="",
-                  file=sys.stderr, flush=True)
+            line = f"fuzz: {self.cases} cases ({total} to generate), {rate:.0f}/s, {state}"
+            print(f"\r{line}" if live else line, end="" if live else "\n", file=sys.stderr, flush=True)
 
     def write(self, found: Found, out: Path) -> Path:
         """The shrunk scenario with the expectation its violation breaks; it replays and fails for that reason."""
