@@ -114,7 +114,7 @@ class _Timer(asyncio.TimerHandle):
 
     def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...],
                  loop: asyncio.AbstractEventLoop, context: Context | None, order: int) -> None:
-        if loop.get_debug():  # asyncio's own, which records where the timer was set
+        if loop._debug:  # type: ignore[attr-defined]  # the debug mode: asyncio's own, which records the caller
             super().__init__(when, callback, args, loop, context)
         else:  # Handle.__init__ and TimerHandle.__init__, inlined: every poll sets two timers (issue 15)
             me: Any = self
@@ -198,9 +198,11 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 if not scheduled:  # asyncio would select with no timeout, which the virtual selector refuses
                     self._virtual_selector.select(None)  # raises Stalled
                 # the virtual selector's select(timeout), inlined: the clock moves to the first timer
-                timeout = min(max(0, scheduled[0]._when - clock._us / 1_000_000), _LONGEST_SELECT)
-                if timeout > 0:
-                    clock._us += math.ceil(timeout * 1_000_000)
+                timeout = scheduled[0]._when - clock._us / 1_000_000
+                if timeout > 0:  # min(max(0, ...), longest) and ceil, without the calls (issue 15)
+                    us = (timeout if timeout < _LONGEST_SELECT else _LONGEST_SELECT) * 1_000_000
+                    whole = int(us)
+                    clock._us += whole + (whole < us)
             end_time = clock._us / 1_000_000 + me._clock_resolution
             while scheduled:
                 if scheduled[0]._when >= end_time:

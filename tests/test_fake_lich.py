@@ -417,6 +417,28 @@ def test_shared_worker_answers_then_is_closed() -> None:
     assert w.roster(61_000) == []
 
 
+def test_the_kept_session_list_follows_answers_stops_and_closes() -> None:
+    """sessions --json's line is kept between polls (issue 15); every change shows at once all the same."""
+    w = world(opens=[OpenScript(report=Report(60_000, "All fixed.", background=True)), OpenScript()])
+    lich(w, *SHARED, now=1000)
+
+    def states(now: int) -> list[tuple[str, str]]:
+        return [(row["name"], row["state"]) for row in out(lich(w, "sessions", "--json", now=now))]
+
+    assert states(5000) == [("session-2-9f81", "busy")]
+    assert lich(w, "sessions", "--json", now=6000).stdout is lich(w, "sessions", "--json", now=7000).stdout  # kept
+    assert states(60_999) == [("session-2-9f81", "busy")]
+    assert states(61_000) == [("session-2-9f81", "done")]  # the answer came due: the kept line turned
+    lich(w, *SHARED, now=62_000)  # a command other than sessions: the kept line is dropped
+    assert states(62_000) == [("session-2-9f81", "done"), ("session-3-9f82", "busy")]
+    lich(w, "control", "session-3-9f82", "abort", now=63_000)
+    assert states(63_000) == [("session-2-9f81", "done"), ("session-3-9f82", "done")]
+    lich(w, "close", "session-2-9f81", now=64_000)
+    assert states(64_000) == [("session-3-9f82", "done")]
+    as_worker = {**ENV, "LICH_SESSION_ID": "9f82"}  # another caller: its own list
+    assert out(lich(w, "sessions", "--json", now=64_000, env=as_worker)) == []
+
+
 def test_background_and_isolated_workers_stay_listed_done() -> None:
     w = world(opens=[OpenScript(report=Report(5000, "bg", background=True)), OpenScript(report=Report(3000, "iso")),
                      OpenScript()])

@@ -161,7 +161,8 @@ class _Timer:
         self._handle: asyncio.TimerHandle | None = None
 
     def arm(self) -> None:
-        self._handle = self._claude.loop.call_later(self.ms / 1000, self._fire)
+        loop = self._claude.loop
+        self._handle = loop.call_at(loop.time() + self.ms / 1000, self._fire)  # call_later's own sum
 
     def cancel(self) -> None:
         if self._handle is not None:
@@ -180,6 +181,7 @@ class _Background:
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # every task the host started and still runs
     timers: set[_Timer] = field(default_factory=set)  # the modules' armed timers (a repeating one: its next)
     note: asyncio.TimerHandle | None = None  # lich types its next note then
+    note_due: int | None = None  # ...which is due at this virtual ms
     footer_due: bool = False  # a footer redraw is scheduled and not yet started
     footers: int = 0  # footer redraws being drawn
 
@@ -263,7 +265,7 @@ class FakeClaudeCode:
             return
         # spawn, but the task leaves the set itself as it ends (_run_timer): no done callback, so one
         # loop turn less per tick (issue 15); a task cancelled before it starts is stopped by close.
-        self._background.tasks.add(asyncio.ensure_future(self._run_timer(timer.fn)))
+        self._background.tasks.add(self.loop.create_task(self._run_timer(timer.fn)))
         if timer.repeat:
             timer.arm()
         else:
@@ -567,12 +569,13 @@ class FakeClaudeCode:
         background = self._background
         due = self.executor.next_note_at()
         armed = background.note
-        when = None if due is None else self.loop.time() + max(0, due - self.now()) / 1000
         if armed is not None:
-            if when is not None and armed.when() == when:
-                return  # already armed for that instant: keep it (most runs change no note)
+            if due == background.note_due:
+                return  # already armed for that instant: keep it (most runs change no note; issue 15)
             armed.cancel()
-        background.note = None if when is None else self.loop.call_at(when, self._emit_notes)
+        background.note_due = due
+        background.note = None if due is None else self.loop.call_later(max(0, due - self.now()) / 1000,
+                                                                        self._emit_notes)
 
     def _emit_notes(self) -> None:
         self._background.note = None

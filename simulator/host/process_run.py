@@ -18,16 +18,24 @@ from simulator.host.chain import AbortSignal
 from simulator.lich.output import Note
 
 OUTPUT_CAP = 4 * 1024 * 1024  # 4 MiB per stream, measured
+_SURELY_UNDER = OUTPUT_CAP // 4  # characters: UTF-8 spends at most 4 bytes on one
 
 
 def host_check(argv: object, timeout_ms: object) -> None:
     """The engine's host checks on ``process.run`` (measured wording)."""
-    if not isinstance(argv, list | tuple) or not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
+    if not isinstance(argv, (list, tuple)) or not argv or not _all_text(argv) or not argv[0]:
         raise ProcessError(
             "process.run: takes argv, a non-empty list of strings naming the command first (host check)", "host"
         )
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or not 1 <= timeout_ms <= MAX_TIMEOUT_MS:
         raise ProcessError("process.run: init.timeoutMs is a whole number of ms, 1 to 600000 (host check)", "host")
+
+
+def _all_text(argv: Sequence[object]) -> bool:
+    for a in argv:  # noqa: SIM110 (a loop, not all() over a generator: every run passes here; issue 15)
+        if not isinstance(a, str):
+            return False
+    return True
 
 
 def _name(argv: Sequence[str]) -> str:
@@ -49,6 +57,8 @@ def not_found(argv: Sequence[str]) -> ProcessError:
 
 
 def capped(stdout: str, stderr: str, exit_code: int) -> ProcessResult:
+    if len(stdout) <= _SURELY_UNDER and len(stderr) <= _SURELY_UNDER:  # no encoding needed (issue 15)
+        return ProcessResult(exit_code, stdout, stderr)
     out, err = stdout.encode(), stderr.encode()
     return ProcessResult(
         exit_code=exit_code,

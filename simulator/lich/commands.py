@@ -93,6 +93,8 @@ def _dispatch(world: LichWorld, call: Call, args: list[str]) -> LichRun:
         raise Refused(str(error)) from None
     if not world.script.running and word != "help":
         raise Refused(NO_LICH)
+    if word != "sessions":  # the only command that reads sessions and changes none
+        world.changed()
     return command.handler(world, call, parsed)
 
 
@@ -225,10 +227,11 @@ def lich_sessions(world: LichWorld, call: Call, p: Parsed) -> LichRun:
     for window in world.script.lists:
         if window.from_ms <= call.now < window.until_ms:
             return LichRun(window.stdout, window.stderr, window.exit, CALL_MS)
-    me = world.caller(call.env)
-    rows = [world.row(s, call.now) for s in world.live(call.now) if me is None or s.id != me.id]
+    me = call.env.get("LICH_SESSION_ID", "")  # the caller's id (world.caller's), all the list needs of it
+    now = call.now
     if p.on("json"):
-        return _ok(json_line(rows))
+        return _ok(world.roster_line(me, now))
+    rows = [world.row(s, now) for s in world.sessions if s.id != me and s.live(now)]
     if not rows:
         return _ok("No other live sessions.\n")
     lines = ["session\tproject\tprovider\tname\tstate"]

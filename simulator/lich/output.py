@@ -60,9 +60,10 @@ def json_line(value: object) -> str:
     from simulator.lich.quick import dumps  # json's, without loading json and re (issue 15)
 
     text = dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if not text.isascii() and not _encodable(text):  # a lone surrogate: U+FFFD, as Go writes invalid UTF-8
+    ascii = text.isascii()
+    if not ascii and not _encodable(text):  # a lone surrogate: U+FFFD, as Go writes invalid UTF-8
         text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
-    for ch, esc in _GO_JSON_ESCAPES:
+    for ch, esc in _GO_JSON_ESCAPES[:3] if ascii else _GO_JSON_ESCAPES:  # U+2028/9 are not ASCII
         text = text.replace(ch, esc)
     return text + "\n"
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from simulator.lich import commands
 from simulator.lich.goflags import go_quote
-from simulator.lich.output import Note, Refused, note_text
+from simulator.lich.output import Note, Refused, json_line, note_text
 from simulator.lich.record import Record, Value, plain
 from simulator.lich.scripts import LichScript, Report, script_from_json
 
@@ -107,8 +107,12 @@ class Session(Record):  # mutable, so compared by identity (the world tells sess
         return "done" if answered or aborted else self.first_state
 
     def live(self, now: int) -> bool:
-        ends = [t for t in (self.closed_at, self.answer_at if self.close_on_answer else None) if t is not None]
-        return not ends or now < min(ends)
+        """Not closed yet, and not a worker closed on answering that has answered by ``now``."""
+        closed = self.closed_at
+        if closed is not None and now >= closed:
+            return False
+        answered = self.answer_at
+        return not (self.close_on_answer and answered is not None and now >= answered)
 
     def note_pending(self) -> bool:
         return bool(self.ticket) and self.status in OPEN_ERRAND and not self.note_sent
@@ -154,6 +158,8 @@ class LichWorld:
         self.script = script
         self.sessions: list[Session] = []
         self.counters: dict[str, int] = {"id": 0, "label": 2, "ticket": 0, "command": 0, "open": 0}
+        # sessions --json's last line: (caller's id, from ms, until ms, line); see roster_line
+        self._roster: tuple[str, int, float, str] | None = None
 
     # persistence
 
@@ -192,6 +198,26 @@ class LichWorld:
             if at is not None and (due is None or at < due) and s.note_pending():
                 due = at
         return due
+
+    def roster_line(self, me: str, now: int) -> str:
+        """``sessions --json``'s line at ``now`` for the caller whose id is ``me``.
+
+        A poll reads it every 5 s and it rarely changes, so the line is kept (issue 15) until a command
+        other than ``sessions`` runs (:meth:`changed`: only commands change sessions) or the next time a
+        session answers, is stopped or is closed (what its state and its place on the list follow).
+        """
+        kept = self._roster
+        if kept is not None and kept[0] == me and kept[1] <= now < kept[2]:
+            return kept[3]
+        line = json_line([self.row(s, now) for s in self.sessions if s.id != me and s.live(now)])
+        turns = [t for s in self.sessions for t in (s.answer_at, s.aborted_at, s.closed_at)
+                 if t is not None and t > now]
+        self._roster = (me, now, min(turns, default=float("inf")), line)
+        return line
+
+    def changed(self) -> None:
+        """A command that may change sessions ran: the kept ``sessions --json`` line is stale."""
+        self._roster = None
 
     def roster(self, now_ms: int) -> list[dict[str, Any]]:
         """What ``sessions --json`` lists at ``now_ms``, the asking session aside."""
