@@ -28,9 +28,11 @@ import math
 import selectors
 from asyncio import base_events
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextvars import Context, copy_context
-from typing import Any, TypeVar, TypeVarTuple, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, Unpack
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -233,6 +235,8 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         selector.real_in_flight += 1
         try:
             if self._real_pool is None:
+                from concurrent.futures import ThreadPoolExecutor  # only with real work: --processes
+
                 self._real_pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="real-work")
             return await self.run_in_executor(self._real_pool, func)
         finally:

@@ -82,6 +82,29 @@ class AbortSignal:
             self._waiters.remove(waiter)
 
 
+async def _first_of(
+    loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any], changed: asyncio.Future[None], timeout: float | None
+) -> None:
+    """Until ``task`` ends, ``changed`` resolves or ``timeout`` seconds pass: ``asyncio.wait`` of the two with
+    FIRST_COMPLETED, turn for turn, without what its general case costs (every hook call waits so; issue 15)."""
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    task.add_done_callback(wake)
+    changed.add_done_callback(wake)
+    timer = None if timeout is None else loop.call_at(loop.time() + timeout, wake)
+    try:
+        await waiter
+    finally:
+        if timer is not None:
+            timer.cancel()
+        task.remove_done_callback(wake)
+        changed.remove_done_callback(wake)
+
+
 @dataclass
 class Budget:
     """The hook's own time left; paused while ``next`` or a host call is in flight."""
@@ -286,12 +309,10 @@ class Chain:
         while not task.done():
             changed = budget.changed()
             if budget.paused:
-                await asyncio.wait({task, changed}, return_when=asyncio.FIRST_COMPLETED)
+                await _first_of(loop, task, changed, None)
             else:
                 started = loop.time()
-                await asyncio.wait(
-                    {task, changed}, timeout=max(0.0, budget.remaining_ms / 1000), return_when=asyncio.FIRST_COMPLETED
-                )
+                await _first_of(loop, task, changed, max(0.0, budget.remaining_ms / 1000))
                 budget.remaining_ms -= (loop.time() - started) * 1000
                 if not task.done() and not budget.paused and budget.remaining_ms <= 0:
                     changed.cancel()

@@ -29,9 +29,7 @@ Nothing outlives a replay.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import agent_cards
@@ -51,6 +49,7 @@ from simulator.host import results
 from simulator.host.chain import AbortSignal, Chain, Invocation
 from simulator.host.process_run import Executor, host_check
 from simulator.host.registry import Registry
+from simulator.record import Record, Value, field
 from simulator.transcript import Transcript
 
 #: The real Claude Code this fake host models (docs/conformance.md checks it against that engine).
@@ -63,8 +62,7 @@ PARENT_MODEL = "claude-opus-5-5"
 RUN_CUT_SHORT = "still running when the scenario ended"
 
 
-@dataclass(frozen=True)
-class Permission:
+class Permission(Value):
     """How Claude Code's permission check answers an Agent call.
 
     ``allow`` (the mode lets it run), ``deny`` (a rule), ``ask`` (the dialog; ``answer`` is the person's
@@ -76,8 +74,7 @@ class Permission:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(Value):
     """The session's settings, fixed for its whole run."""
 
     env: Mapping[str, str]
@@ -174,8 +171,7 @@ class _Timer:
         self._claude._timer_fired(self)
 
 
-@dataclass
-class _Background:
+class _Background(Record):
     """What runs, or waits to run, beside the scenario: each entry leaves once done; ``close`` stops the rest."""
 
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # every task the host started and still runs
@@ -186,8 +182,7 @@ class _Background:
     footers: int = 0  # footer redraws being drawn
 
 
-@dataclass
-class _Books:
+class _Books(Record):
     """Claude Code's own bookkeeping across the session."""
 
     refs: int = 0  # the last ``requestId`` / ``ref`` handed out
@@ -518,6 +513,8 @@ class FakeClaudeCode:
                                                              "prompt": spawn["prompt"]}
 
         async def native(e: Event) -> HookResult:
+            import hashlib  # only for a native agent's id: most replays never need it
+
             agent_id = "a" + hashlib.sha256(call_id.encode()).hexdigest()[:16]
             self.transcript.record("native", call=call_id, tool="Agent", input=beneath)
             return {"model": e.get("model") or PARENT_MODEL, "agentId": agent_id}

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agent_cards.engine import Event, Hook, Matcher
+from simulator.record import Value
 
 TIERS = ("prepend", "user", "inline", "append", "builtin")
 
@@ -23,8 +23,7 @@ class LoadError(Exception):
     """A hooks module did not load; the message is the engine's."""
 
 
-@dataclass(frozen=True)
-class Registration:
+class Registration(Value):
     plugin: str
     tier: str
     event: str

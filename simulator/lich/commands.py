@@ -25,7 +25,7 @@ from simulator.lich.output import (
     result_prose,
     unknown_command,
 )
-from simulator.lich.record import Value
+from simulator.record import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ command, in :mod:`simulator.lich.commands`. Labels are quoted as Go quotes them.
 from __future__ import annotations
 
 from simulator.lich.goflags import go_quote
-from simulator.lich.record import Value
+from simulator.record import Value
 
 __all__ = [
     "CALL_MS", "NO_APP", "NO_LICH", "LichRun", "Note", "Refused", "json_line", "note_text", "result_prose",

@@ -27,8 +27,8 @@ from __future__ import annotations
 from simulator.lich import commands
 from simulator.lich.goflags import go_quote
 from simulator.lich.output import Note, Refused, json_line, note_text
-from simulator.lich.record import Record, Value, plain
 from simulator.lich.scripts import LichScript, Report, script_from_json
+from simulator.record import Record, Value, plain
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -4,20 +4,19 @@ git, each taking its time on the virtual clock."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from agent_cards.engine import ProcessResult
 from simulator.host.chain import AbortSignal
 from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
 from simulator.lich.output import Note
 from simulator.lich.world import LichWorld
+from simulator.record import Value
 
 GIT_MS = 5
 NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
 
 
-@dataclass(frozen=True)
-class GitScript:
+class GitScript(Value):
     """What ``git branch --show-current`` does in the session's directory."""
 
     branch: str | None = "main"  # None: a detached HEAD (exit 0, nothing printed)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from simulator.record import Value
 from simulator.scenario.model import Expectation
 from simulator.scenario.spec import FAILED, Defs, Kind, Reader, Schema, did_you_mean, is_int, plain
 from simulator.scenario.yamlnodes import YList, YMap
@@ -24,8 +24,7 @@ from simulator.scenario.yamlnodes import YList, YMap
 # -- event kinds ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EventKind:
+class EventKind(Value):
     """An event kind an expectation may name: what the event is, and its fields."""
 
     doc: str
@@ -99,8 +98,7 @@ KINDS = tuple(EVENTS)
 ABSENT = object()
 
 
-@dataclass(frozen=True)
-class Operator:
+class Operator(Value):
     """A matcher operator: ``holds(argument, value)``; ``value`` is ``ABSENT`` only when ``sees_absent``."""
 
     doc: str
@@ -175,14 +173,14 @@ def _at(wanted: Any, value: Any) -> bool:
     return -len(value) <= n < len(value) and matches(wanted[1], value[n])
 
 
-_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+_REF_FORBIDDEN = frozenset("".join(map(chr, range(0x21))) + "\x7f~^:?*[\\")  # no pattern to compile at start-up
 
 
 def valid_branch(name: str) -> bool:
     """What ``git check-ref-format --branch NAME`` accepts (git's own rules, without running git)."""
     if not name or name in ("@", "HEAD") or name.startswith(("-", "/")) or name.endswith(("/", ".")):
         return False
-    if _REF_FORBIDDEN.search(name):
+    if not _REF_FORBIDDEN.isdisjoint(name) or ".." in name or "@{" in name or "//" in name:
         return False
     return all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
 

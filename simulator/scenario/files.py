@@ -54,16 +54,22 @@ def _clause_list(path: Path) -> dict[str, str]:
     return clauses
 
 
-def read_checked(file: Path) -> Scenario:
-    """Read a scenario, its clause ids checked against the clause list of its folder (when there is one)."""
-    return read(file, known_clauses=set(known_clauses(file)) or None)
+def read_checked(file: Path, known: set[str] | None = None) -> Scenario:
+    """Read a scenario, its clause ids checked against the clause list of its folder (when there is one);
+    ``known``: that list, when the caller has it already."""
+    return read(file, known_clauses=(set(known_clauses(file)) if known is None else known) or None)
 
 
 def load_all(files: Sequence[Path]) -> tuple[list[Scenario], list[str]]:
+    """Read every file; the clause list is looked up once per folder, not once per file."""
     scenarios, problems = [], []
+    by_folder: dict[Path, set[str]] = {}
     for file in files:
         try:
-            scenarios.append(read_checked(file))
+            known = by_folder.get(file.parent)
+            if known is None:
+                known = by_folder[file.parent] = set(known_clauses(file))
+            scenarios.append(read_checked(file, known))
         except ScenarioError as error:
             problems.extend(error.lines())
     return scenarios, problems

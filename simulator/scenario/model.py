@@ -9,8 +9,9 @@ documented defaults (docs/scenarios.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from simulator.record import Value, field
 
 DEFAULT_ENV: Mapping[str, str] = {
     "LICH_BIN": "/opt/lich/bin/lich",
@@ -21,8 +22,7 @@ DEFAULT_ENV: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class GitRun:
+class GitRun(Value):
     """How git answers one command line (``session.git.runs``)."""
 
     argv: tuple[str, ...]
@@ -31,8 +31,7 @@ class GitRun:
     exit: int = 0
 
 
-@dataclass(frozen=True)
-class Git:
+class Git(Value):
     """What ``git branch --show-current`` does (and, by ``runs``, any other git command line)."""
 
     branch: str | None = "main"  # None: a detached HEAD
@@ -42,8 +41,7 @@ class Git:
     runs: tuple[GitRun, ...] = ()
 
 
-@dataclass(frozen=True)
-class Permission:
+class Permission(Value):
     """How the permission check answers: ``allow``, ``deny``, ``hook-deny`` or ``ask``."""
 
     decision: str = "allow"
@@ -51,15 +49,13 @@ class Permission:
     reason: str = ""  # for deny and hook-deny; empty: Claude Code's own text
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(Value):
     after_ms: int
     text: str = "Done."
     background: bool = False
 
 
-@dataclass(frozen=True)
-class Open:
+class Open(Value):
     """How lich answers an open (``lich.open``, or a call's own ``lich:``)."""
 
     delivery: str | None = "pending"
@@ -76,8 +72,7 @@ class Open:
     report: Report | None = None
 
 
-@dataclass(frozen=True)
-class ListWindow:
+class ListWindow(Value):
     from_ms: int = 0
     until_ms: int = 0
     read: int | None = None  # the n-th `sessions` read (from 1) answers this, whatever its time
@@ -86,14 +81,12 @@ class ListWindow:
     exit: int = 1
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(Value):
     exit: int = 1
     stderr: str = ""
 
 
-@dataclass(frozen=True)
-class Lich:
+class Lich(Value):
     installed: bool = True
     running: bool = True
     subagent: bool = True
@@ -106,8 +99,7 @@ class Lich:
     opens: tuple[Open, ...] = ()  # the n-th open (from 1) that no call's own script names gets opens[n-1]
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(Value):
     #: The environment: the defaults, then ``session.env``, then ``session.lang``. ``agent-cards replay
     #: --lang`` sets LICH_PROMPT_LANG in it after reading.
     env: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENV))
@@ -128,16 +120,14 @@ class Step(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Expectation:
+class Expectation(Value):
     kind: str
     fields: dict[str, Any]
     count: int | None  # None: at least one; 0: none
     line: int
 
 
-@dataclass(frozen=True)
-class Scenario:
+class Scenario(Value):
     file: str
     title: str
     clauses: tuple[str, ...]

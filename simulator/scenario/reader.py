@@ -13,10 +13,10 @@ Short for the common case (a session inside lich, interactive, on branch ``main`
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from simulator.record import replace
 from simulator.scenario.expect import KINDS, OPERATORS, Expectations
 from simulator.scenario.model import DEFAULT_ENV, Expectation, Lich, Scenario, Session, Step
 from simulator.scenario.settings import LICH, SESSION

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cards.engine import ENGINE, Origin
@@ -23,6 +22,7 @@ from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, S
 from simulator.host.process_run import Executor
 from simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
 from simulator.lich.world import LichWorld
+from simulator.record import Record, field
 from simulator.runners.virtual import NOT_A_REPO, GitScript, VirtualExecutor
 from simulator.scenario import expect, model
 from simulator.scenario.model import Scenario
@@ -31,8 +31,7 @@ from simulator.scenario.spec import MAX_MS
 from simulator.scenario.steps import Call
 
 
-@dataclass
-class Replay:
+class Replay(Record):
     file: str
     title: str
     clauses: tuple[str, ...]

@@ -17,13 +17,12 @@ puts the schema together from them. Nothing here knows the fake host or lich.
 
 from __future__ import annotations
 
-import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import Any, Final
 
+from simulator.record import Value
 from simulator.scenario.yamlnodes import YList, YMap, line_of
 
 Schema = dict[str, Any]
@@ -73,6 +72,8 @@ def show(value: Any) -> str:
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
+    import difflib  # only for a misspelt key
+
     found = difflib.get_close_matches(name, sorted(known), n=1)
     return f" (did you mean {found[0]!r}?)" if found else ""
 
@@ -279,8 +280,7 @@ class AnyOf(Kind):
         return described({"anyOf": [k.schema(defs) for k in self.kinds]}, self.description)
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(Value):
     """One key of a record: its kind, its description (the kind's when empty), what its absence means."""
 
     key: str

@@ -1,14 +1,14 @@
 """The step kinds: each is defined here once, with what it reads, how it runs, and how it is documented.
 
-A step kind is a frozen dataclass (the step, as the model holds it) with an ``async run(play)``, and
+A step kind is an immutable record (:class:`simulator.record.Value`, the step as the model holds it:
+a frozen dataclass, without the cost of one at start-up) with an ``async run(play)``, and
 its registration: the key it is written with, its value's kind (:mod:`simulator.scenario.spec`: how the
 value is checked, and its schema), a one-line form and meaning (the schema's description and the table
 in docs/scenarios.md). For instance::
 
     @action("wait", Ms("How many ms to let pass."), form="`wait: N`", expected="a whole number of ms",
             doc="Lets N ms pass (whole number ≥ 0).")
-    @dataclass(frozen=True)
-    class Wait:
+    class Wait(Value):
         ms: int
 
         async def run(self, play: Play) -> str | None:
@@ -29,9 +29,9 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from simulator.record import Value
 from simulator.scenario import model
 from simulator.scenario.settings import OPEN, PERMISSION
 from simulator.scenario.spec import (
@@ -102,7 +102,7 @@ class Action(StepKind):
         self.key, self.step, self.value = key, step, value
         self.form, self.doc, self.expected, self.bare = form, doc, expected, bare
         if make is None:
-            make = (lambda _: step()) if not fields(step) else step
+            make = (lambda _: step()) if not step._fields else step
         self.make = make
 
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
@@ -130,9 +130,9 @@ class Action(StepKind):
 
 def action(key: str, value: Kind, *, form: str, doc: str, expected: str, bare: bool = False,
            make: Callable[[Any], model.Step] | None = None) -> Callable[[type[S]], type[S]]:
-    """Registers the decorated step dataclass as the step kind ``key`` (see the module's doc).
+    """Registers the decorated step record as the step kind ``key`` (see the module's doc).
 
-    ``make`` builds the step from the checked value (default: the dataclass of that one value, or of
+    ``make`` builds the step from the checked value (default: the record of that one value, or of
     none); ``bare``: the key alone is the step too (its value then is ``true``).
     """
 
@@ -146,8 +146,7 @@ def action(key: str, value: Kind, *, form: str, doc: str, expected: str, bare: b
 # -- calls -------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(Value):
     """One tool call of a ``call``, ``taskstop`` or ``parallel`` step."""
 
     tool: str
@@ -160,8 +159,7 @@ class Call:
     worker_of: str | None = None  # a TaskStop naming the worker this Agent call opened (resolved when it runs)
 
 
-@dataclass(frozen=True)
-class Calls:
+class Calls(Value):
     """One call, or several raised at once (``parallel``); Esc may come while they run."""
 
     calls: tuple[Call, ...]
@@ -406,8 +404,7 @@ KINDS["parallel"] = _Parallel()
 
 @action("wait", Ms("How many ms to let pass."), form="`wait: N`", expected="a whole number of ms",
         doc="Lets N ms pass (whole number ≥ 0).")
-@dataclass(frozen=True)
-class Wait:
+class Wait(Value):
     ms: int
 
     async def run(self, play: Play) -> str | None:
@@ -419,8 +416,7 @@ class Wait:
         expected="a virtual time in ms",
         doc='Lets time pass up to t=T. A T already past fails the replay ("until: T ms is already past") and stops '
         "the steps.")
-@dataclass(frozen=True)
-class Until:
+class Until(Value):
     t: int
 
     async def run(self, play: Play) -> str | None:
@@ -439,8 +435,7 @@ _NOTHING = Const((True, None), "Nothing, or true.", expected="nothing (or true)"
 @action("esc", _NOTHING, form="`esc` (or `esc:` / `esc: true`)", expected=_NOTHING.expected, bare=True,
         doc="Presses Esc in the asking session: its turn is interrupted; background work goes on. Between steps no "
         "call is running; to press Esc during a call use `esc_after`.")
-@dataclass(frozen=True)
-class Esc:
+class Esc(Value):
     async def run(self, play: Play) -> str | None:
         play.host.esc()
         return None
@@ -449,8 +444,7 @@ class Esc:
 @action("reload", _NOTHING, form="`reload`", expected=_NOTHING.expected, bare=True,
         doc="Reloads the mod: `register` runs again in a fresh module, the old module's timers stop, the footer is "
         "redrawn, and `session.start` is raised again for the reloaded module (as Claude Code 2.1.328 does).")
-@dataclass(frozen=True)
-class Reload:
+class Reload(Value):
     async def run(self, play: Play) -> str | None:
         await play.host.reload()
         return None
@@ -458,8 +452,7 @@ class Reload:
 
 @action("footer", _NOTHING, form="`footer`", expected=_NOTHING.expected, bare=True,
         doc="Draws the footer now (a `footer` event). The footer is also redrawn by itself whenever the mod asks.")
-@dataclass(frozen=True)
-class Footer:
+class Footer(Value):
     async def run(self, play: Play) -> str | None:
         await play.host.render_footer()
         return None
@@ -473,8 +466,7 @@ _INTERACTIVE = Record([Field("interactive", Bool("Default true."), default=True)
         form="`session.start`, `session.start: false`, `session.start: {interactive: false}`",
         expected="true, false or {interactive: …}", bare=True,
         doc="Raises `session.start` again; interactive unless `false`.")
-@dataclass(frozen=True)
-class SessionStart:
+class SessionStart(Value):
     interactive: bool = True
 
     async def run(self, play: Play) -> str | None:
@@ -485,8 +477,7 @@ class SessionStart:
 @action("errands", Nullable(Text(), "The text after `lich: `, or null to remove it."),
         form="`errands: TEXT` or `errands: null`", expected="the errands text, or null",
         doc="lich's own status module shows `lich: TEXT` in the footer (null removes it); the footer redraws.")
-@dataclass(frozen=True)
-class Errands:
+class Errands(Value):
     text: str | None
 
     async def run(self, play: Play) -> str | None:
@@ -498,8 +489,7 @@ class Errands:
 UNCHECKED = "<not checked>"
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Value):
     count: int | None = None
     footer: str | None = UNCHECKED
 
@@ -543,8 +533,7 @@ action("check", _CHECK, form="`check: {count: N, footer: TEXT}`", expected="{cou
     make=lambda value: Workflow(**value),
     doc="A workflow step spawns an agent directly, with no Agent tool call. Its id is `workflow_1`, `workflow_2`, …",
 )
-@dataclass(frozen=True)
-class Workflow:
+class Workflow(Value):
     description: str = ""
     prompt: str = ""
 
@@ -557,8 +546,7 @@ class Workflow:
 TIMED = ("esc", "reload", "footer", "session.start", "errands", "check")
 
 
-@dataclass(frozen=True)
-class At:
+class At(Value):
     """``at: T`` with one action: the action happens at virtual time T while the next steps go on."""
 
     t: int

@@ -1,16 +1,20 @@
-"""Record classes for the fake lich, made without ``dataclasses`` (``fake-lich`` imports them on every call).
+"""Record classes made without ``dataclasses``: the fake lich's (``fake-lich`` imports them on every
+call) and the scenario format's (every ``agent-cards`` and pytest run defines them at start-up).
 
 ``dataclasses`` (which imports ``inspect``), ``typing`` and the code a dataclass decorator generates
-and compiles would cost every lich call milliseconds. A class deriving straight from :class:`Value`
-(immutable) or :class:`Record` (mutable) gets what a dataclass gives, as far as this package uses it:
+and compiles would cost every lich call milliseconds, and the start-up of a command about 0.4 ms a
+class. A class deriving straight from :class:`Value` (immutable) or :class:`Record` (mutable) gets
+what a dataclass gives, as far as this package uses it:
 
 - its **fields** are the names its own class body annotates, in order; a value assigned there is that
-  field's default (the order of the constructor's parameters, of the repr and of :func:`plain`);
+  field's default (the order of the constructor's parameters, of the repr and of :func:`plain`), and
+  ``field(default_factory=F)`` a default made anew for each record by calling ``F``;
 - one shared ``__init__`` taking the fields by position or keyword, then calling ``__post_init__``
   when the class has one; a call that does not fit raises the ``TypeError`` Python would;
 - ``repr()`` as ``Name(field=value, …)``;
 - a :class:`Value` equals another of its class with equal fields, hashes by them, and refuses
-  assignment after ``__init__``; a :class:`Record` is compared by identity.
+  assignment after ``__init__``; a :class:`Record` is compared by identity;
+- :func:`replace` copies a record with some fields changed, as ``dataclasses.replace``.
 
 Nothing is generated per class: ``__init__`` checks the arguments against the class's field names
 and installs them as the instance's ``__dict__`` in one step, so a class costs no more to define than
@@ -24,15 +28,56 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Any, ClassVar, NoReturn, dataclass_transform
+    from collections.abc import Callable
+    from typing import Any, ClassVar, NoReturn, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+    R = TypeVar("R", bound="_Fields")
 else:
     def dataclass_transform(**_options: object) -> object:
         """For the type checker only: at run time the base classes below stay as they are."""
         return lambda cls: cls
 
-__all__ = ["Record", "Value", "plain"]
+__all__ = ["Record", "Value", "field", "plain", "replace"]
 
 _set = object.__setattr__
+
+
+class _Fresh:
+    """A default made anew for each record (``field(default_factory=...)``)."""
+
+    __slots__ = ("factory",)
+
+    def __init__(self, factory: Callable[[], object]) -> None:
+        self.factory = factory
+
+
+def field(*, default_factory: Callable[[], T]) -> T:
+    """A field whose default is ``default_factory()``, called for each record that leaves it out."""
+    fresh: Any = _Fresh(default_factory)
+    made: T = fresh  # the type checker sees the value it stands for
+    return made
+
+
+def replace(record: R, /, **changes: object) -> R:
+    """A copy of ``record`` with the fields named changed (``dataclasses.replace``)."""
+    return type(record)(**{**record.__dict__, **changes})
+
+
+def _made_fresh(names: tuple[str, ...], own: Callable[[Any], None] | None) -> Callable[[Any], None]:
+    """The ``__post_init__`` of a class with ``field(default_factory=...)`` defaults: each one left out is
+    made, then the class's own ``__post_init__`` (``own``) runs."""
+
+    def make_fresh(self: Any) -> None:
+        values = self.__dict__
+        for name in names:
+            value = values[name]
+            if type(value) is _Fresh:
+                values[name] = value.factory()
+        if own is not None:
+            own(self)
+
+    return make_fresh
 
 
 class _Fields:
@@ -52,6 +97,9 @@ class _Fields:
         cls._field_set = frozenset(cls._fields)
         cls._defaults = {name: own[name] for name in cls._fields if name in own}
         cls._post_init = own.get("__post_init__")
+        fresh = tuple(name for name, default in cls._defaults.items() if type(default) is _Fresh)
+        if fresh:  # only such classes pay for it
+            cls._post_init = _made_fresh(fresh, cls._post_init)
         # positional calls of at least this many arguments leave only defaulted fields out
         cls._required = max((n + 1 for n, name in enumerate(cls._fields) if name not in cls._defaults), default=0)
 
@@ -100,7 +148,7 @@ def _refuse(cls: type[_Fields], args: tuple[object, ...], kwargs: dict[str, obje
     raise TypeError(f"{name}() missing required argument {missing[0]!r}")
 
 
-@dataclass_transform(frozen_default=True)
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
 class Value(_Fields):
     """An immutable record (a frozen dataclass): equal and hashed by its fields."""
 
@@ -120,7 +168,7 @@ class Value(_Fields):
         return hash(tuple(values[name] for name in self._fields))
 
 
-@dataclass_transform(eq_default=False)
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
 class Record(_Fields):
     """A mutable record: fields set freely, compared by identity."""
 

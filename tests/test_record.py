@@ -1,0 +1,44 @@
+"""simulator.record: the dataclass-like records of the fake lich and the scenario format."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.record import Record, Value, field, replace
+
+
+class Settings(Value):
+    name: str
+    env: dict[str, str] = field(default_factory=lambda: {"LANG": "en"})
+    tags: tuple[str, ...] = ()
+
+
+class Log(Record):
+    lines: list[str] = field(default_factory=list)
+    seen: int = 0
+
+    def __post_init__(self) -> None:
+        self.seen += 1
+
+
+def test_a_default_factory_makes_a_fresh_value_for_each_record() -> None:
+    one, two = Settings("a"), Settings(name="b")
+    assert one.env == two.env == {"LANG": "en"}
+    one.env["LANG"] = "fr"  # one record's default is its own
+    assert two.env == {"LANG": "en"} and Settings("c").env == {"LANG": "en"}
+    given = {"LANG": "de"}
+    assert Settings("d", given).env is given  # a value given is kept as it is
+
+
+def test_a_default_factory_runs_before_the_class_own_post_init() -> None:
+    first, second = Log(), Log()
+    first.lines.append("x")
+    assert second.lines == [] and first.seen == second.seen == 1
+
+
+def test_replace_copies_with_fields_changed() -> None:
+    base = Settings("a", {"LANG": "en"}, ("x",))
+    changed = replace(base, name="b")
+    assert changed == Settings("b", {"LANG": "en"}, ("x",)) and base.name == "a"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        replace(base, nope=1)
