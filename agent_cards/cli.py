@@ -171,5 +171,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+#: Commands whose process may end without the interpreter's teardown: they leave nothing that an exit
+#: handler closes (their temporary folders, threads and children are gone when they return), and freeing
+#: every object one by one costs a run of ``replay`` over a folder about 20 ms (issue 15).
+SWIFT_EXIT = frozenset({"replay", "coverage"})
+
+
+def entry() -> None:
+    """The console script: :func:`main`, then, for the commands of :data:`SWIFT_EXIT`, out at once with
+    its exit code, once what it printed is flushed."""
+    code = main()
+    args = sys.argv[1:]
+    if args and args[0] in SWIFT_EXIT:
+        import os
+
+        from agent_cards.quick_json import suppress
+
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):  # a reader gone (| head), or a stream closed: nothing to say
+                stream.flush()
+        os._exit(code)
+    raise SystemExit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

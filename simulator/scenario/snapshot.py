@@ -8,6 +8,7 @@ transcript's order, non-ASCII kept readable. A reviewer reads the diff of that f
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -47,4 +48,10 @@ class TranscriptExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
-        return str(Path(test_location.filepath).parent / "__snapshots__")
+        return _snapshots_of(test_location.filepath)
+
+
+@cache
+def _snapshots_of(filepath: str) -> str:
+    """The snapshot folder beside a scenario file (syrupy asks about ten times a test)."""
+    return str(Path(filepath).parent / "__snapshots__")
