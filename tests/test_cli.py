@@ -322,6 +322,35 @@ def test_the_console_script_runs() -> None:
     assert done.returncode == 0 and "agent-cards coverage" in done.stdout
 
 
+def test_the_console_script_ends_a_replay_at_once_with_all_it_printed(tmp_path: Path) -> None:
+    """replay ends without the interpreter's teardown (issue 15): every line is still out, the code kept."""
+    script = Path(sys.executable).parent / "agent-cards"
+    if not script.exists():
+        pytest.skip("the agent-cards console script is not installed beside this interpreter")
+    failing = tmp_path / "fails.yaml"
+    failing.write_text("title: T\nclauses: [FOOTER-COUNT]\nsteps:\n  - footer\nexpect:\n  - footer: {line: x}\n",
+                       encoding="utf-8")
+    cases = ((["replay", "--json", str(SCENARIOS)], 0), (["replay", str(failing)], 1),
+             (["replay", str(tmp_path / "none.yaml")], 2))
+    for args, code in cases:
+        done = subprocess.run([str(script), *args], capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == code, done.stderr
+        assert "Traceback" not in done.stderr
+    lines = subprocess.run([str(script), "replay", "--json", str(SCENARIOS)], capture_output=True, text=True,
+                           check=True, timeout=120).stdout.splitlines()
+    assert len(lines) == len(scenario_files(SCENARIOS)) and all(json.loads(line)["passed"] for line in lines)
+    # `agent-cards replay scenarios | head -1`: the reader leaves after one line
+    writer = subprocess.Popen([str(script), "replay", str(SCENARIOS)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    assert writer.stdout is not None and writer.stderr is not None
+    first = writer.stdout.readline()
+    writer.stdout.close()
+    errors = writer.stderr.read()
+    writer.stderr.close()
+    assert writer.wait(timeout=120) == 0 and first.endswith(b"[passed]\n")
+    assert errors == b""  # a reader gone: no BrokenPipeError printed
+
+
 def test_a_broken_clause_list_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "clauses.yaml").write_text("TAKE-TYPE: [unclosed\n", encoding="utf-8")
     (tmp_path / "case.yaml").write_text(
