@@ -230,7 +230,7 @@ def lich_sessions(world: LichWorld, call: Call, p: Parsed) -> LichRun:
     me = call.env.get("LICH_SESSION_ID", "")  # the caller's id (world.caller's), all the list needs of it
     now = call.now
     if p.on("json"):
-        return _ok(world.roster_line(me, now))
+        return world.roster_run(me, now)
     rows = [world.row(s, now) for s in world.sessions if s.id != me and s.live(now)]
     if not rows:
         return _ok("No other live sessions.\n")

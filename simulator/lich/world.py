@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from simulator.lich import commands
 from simulator.lich.goflags import go_quote
-from simulator.lich.output import Note, Refused, json_line, note_text
+from simulator.lich.output import CALL_MS, LichRun, Note, Refused, json_line, note_text
 from simulator.lich.scripts import LichScript, Report, script_from_json
 from simulator.record import Record, Value, plain
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from simulator.lich.output import LichRun
     from simulator.lich.scripts import OpenScript
 
 __all__ = ["OPEN_ERRAND", "Caller", "LichWorld", "Session", "slug"]
@@ -158,8 +157,8 @@ class LichWorld:
         self.script = script
         self.sessions: list[Session] = []
         self.counters: dict[str, int] = {"id": 0, "label": 2, "ticket": 0, "command": 0, "open": 0}
-        # sessions --json's last line: (caller's id, from ms, until ms, line); see roster_line
-        self._roster: tuple[str, int, float, str] | None = None
+        # sessions --json's last answer: (caller's id, from ms, until ms, answer); see roster_run
+        self._roster: tuple[str, int, float, LichRun] | None = None
 
     # persistence
 
@@ -199,12 +198,13 @@ class LichWorld:
                 due = at
         return due
 
-    def roster_line(self, me: str, now: int) -> str:
-        """``sessions --json``'s line at ``now`` for the caller whose id is ``me``.
+    def roster_run(self, me: str, now: int) -> LichRun:
+        """``sessions --json`` at ``now`` for the caller whose id is ``me`` (no scripted window covers ``now``).
 
-        A poll reads it every 5 s and it rarely changes, so the line is kept (issue 15) until a command
-        other than ``sessions`` runs (:meth:`changed`: only commands change sessions) or the next time a
-        session answers, is stopped or is closed (what its state and its place on the list follow).
+        A poll reads it every 5 s and it rarely changes, so the answer is kept (issue 15) until a command
+        other than ``sessions`` runs (:meth:`changed`: only commands change sessions), the next time a
+        session answers, is stopped or is closed (what its state and its place on the list follow), or
+        the next scripted window of the list opens; :meth:`run` answers from it without parsing again.
         """
         kept = self._roster
         if kept is not None and kept[0] == me and kept[1] <= now < kept[2]:
@@ -212,8 +212,10 @@ class LichWorld:
         line = json_line([self.row(s, now) for s in self.sessions if s.id != me and s.live(now)])
         turns = [t for s in self.sessions for t in (s.answer_at, s.aborted_at, s.closed_at)
                  if t is not None and t > now]
-        self._roster = (me, now, min(turns, default=float("inf")), line)
-        return line
+        turns += [window.from_ms for window in self.script.lists if window.from_ms > now]
+        run = LichRun(line, "", 0, CALL_MS)
+        self._roster = (me, now, min(turns, default=float("inf")), run)
+        return run
 
     def changed(self) -> None:
         """A command that may change sessions ran: the kept ``sessions --json`` line is stale."""
@@ -227,6 +229,10 @@ class LichWorld:
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], now_ms: int) -> LichRun:
         """Run ``argv`` (argv[0], the binary, is ignored but for the nudge note) at virtual time ``now_ms``."""
+        kept = self._roster
+        if (kept is not None and len(argv) == 3 and argv[1] == "sessions" and argv[2] == "--json"
+                and kept[1] <= now_ms < kept[2] and kept[0] == env.get("LICH_SESSION_ID", "")):
+            return kept[3]  # the poll's list, unchanged since it was last given (roster_run)
         return commands.run(self, argv, env, now_ms)
 
     # the roster, as the commands read and change it
