@@ -1,7 +1,9 @@
 """The CLI per scenario: ``agent-cards replay scenarios`` and pytest's scenario tier, start-up included once.
 
-Each is one process over every shipped scenario; the figure is its wall time over the number of
-scenarios. The in-process cost of one replay (parse, replay, transcript) is shown beside it.
+Each is one command over every shipped scenario; the figure is its wall time over the number of
+scenarios. ``replay`` spreads the scenarios over one worker per core (``--jobs``); the same with one
+job, every scenario in one process, and the in-process cost of one replay (parse, replay, transcript)
+are shown beside it.
 
 The commands run as an installed package runs: with its bytecode cached (``pip install`` compiles
 it; the unrecorded first round writes it here), even where the calling environment turns bytecode
@@ -19,6 +21,7 @@ from pathlib import Path
 from bench.figures import Figure, command, interleaved
 from simulator.scenario.files import read_checked, scenario_files
 from simulator.scenario.replay import replay
+from simulator.workers import default_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -46,6 +49,7 @@ def per_scenario(rounds: int) -> list[Figure]:
         empty.write_text(EMPTY_TESTS.format(count=count), encoding="utf-8")
         times = interleaved({
             "replay": command([str(bindir / "agent-cards"), "replay", str(SCENARIOS)], env),
+            "replay, one job": command([str(bindir / "agent-cards"), "replay", "--jobs", "1", str(SCENARIOS)], env),
             "pytest": command([*pytest, str(SCENARIOS)], env),
             "floor": command([*pytest, "--rootdir", scratch, str(empty)], env),
         }, rounds)
@@ -59,7 +63,9 @@ def per_scenario(rounds: int) -> list[Figure]:
     floor_ms = sorted(floor)[len(floor) // 2]
     return [
         Figure(f"CLI agent-cards replay scenarios, per scenario ({count})", [t * 1000 / count for t in times["replay"]],
-               "ms", 2.0),
+               "ms", 2.0, note=f"--jobs {default_jobs()}: one worker per core"),
+        Figure("CLI the same with --jobs 1, per scenario", [t * 1000 / count for t in times["replay, one job"]], "ms",
+               None, note="every scenario in one process"),
         Figure("CLI pytest scenarios, per scenario", [t * 1000 / count for t in times["pytest"]], "ms", 2.0,
                note=f"under pytest's own floor of {floor_ms:.2f} ms (next line): out of reach"),
         Figure(f"CLI pytest floor: {count} empty tests, per test", floor, "ms", None,

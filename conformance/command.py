@@ -222,9 +222,9 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     if any(a in ("-h", "--help") for a in args):
         out(HELP)
         return 0
-    jobs_text, problem = take_value(args, "--jobs")
-    table_file, problem2 = take_value(args, "--table")
-    saved, problem3 = take_value(args, "--from")
+    jobs_text, problem = take_value(args, "--jobs", "2")
+    table_file, problem2 = take_value(args, "--table", "docs/conformance.md")
+    saved, problem3 = take_value(args, "--from", "results.jsonl")
     problem = problem or problem2 or problem3
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]

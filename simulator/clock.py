@@ -109,6 +109,24 @@ def _fd(fileobj: Any) -> int:
     return fileobj if isinstance(fileobj, int) else int(fileobj.fileno())
 
 
+class _Soon(asyncio.Handle):
+    """A callback for the loop's next turn: asyncio's ``Handle``, its ``__init__`` inlined as
+    :class:`_Timer`'s is (every task step and future callback makes one; issue 15)."""
+
+    __slots__ = ()
+
+    def __init__(self, callback: Callable[..., object], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop,
+                 context: Context | None) -> None:
+        me: Any = self
+        me._context = copy_context() if context is None else context
+        me._loop = loop
+        me._callback = callback
+        me._args = args
+        me._cancelled = False
+        me._repr = None
+        me._source_traceback = None
+
+
 class _Timer(asyncio.TimerHandle):
     """A timer that sorts by its deadline, then by the order it was set in."""
 
@@ -156,6 +174,19 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self.clock._us / 1_000_000  # VirtualClock.seconds, inlined: asyncio asks on every turn
+
+    def call_soon(
+        self, callback: Callable[[Unpack[Ts]], object], *args: *Ts, context: Context | None = None
+    ) -> asyncio.Handle:
+        """asyncio's ``call_soon``, step for step, but in debug mode (then asyncio's own, with its checks)."""
+        me: Any = self
+        if me._debug:
+            return super().call_soon(callback, *args, context=context)
+        if me._closed:
+            raise RuntimeError("Event loop is closed")
+        handle = _Soon(callback, args, self, context)
+        me._ready.append(handle)
+        return handle
 
     def call_at(
         self, when: float, callback: Callable[[Unpack[Ts]], object], *args: *Ts, context: Context | None = None

@@ -16,7 +16,7 @@ from simulator.scenario.replay import replay as run_replay
 
 DEFAULT_DIR = Path("scenarios")
 
-REPLAY_HELP = """usage: agent-cards replay [--json | --mermaid] [--processes] [--lang TAG] FILE|DIR...
+REPLAY_HELP = """usage: agent-cards replay [--json | --mermaid] [--processes] [--lang TAG] [--jobs N] FILE|DIR...
 
 Replay scenario files (a folder: every *.yaml below it but clauses.yaml) and print what happened.
 
@@ -26,6 +26,8 @@ options:
                  person), in a fenced block to paste into a bug report
   --processes    run every lich and git call as a real process (fake-lich, real git), time still virtual
   --lang TAG     replay every scenario with LICH_PROMPT_LANG=TAG (the caller's own is never read)
+  --jobs N       scenarios replayed at once, each in a worker process; the output is the same, in the
+                 same order (default: one per core; with --processes, 1)
   -h, --help     show this help
 
 exit status:
@@ -54,12 +56,13 @@ def _usage_error(command: str, reason: str) -> int:
     return 2
 
 
-def take_value(args: list[str], flag: str) -> tuple[str | None, str | None]:
-    """Remove ``flag VALUE`` or ``flag=VALUE`` from ``args``; (value, problem)."""
+def take_value(args: list[str], flag: str, example: str = "ja") -> tuple[str | None, str | None]:
+    """Remove ``flag VALUE`` or ``flag=VALUE`` from ``args``; (value, problem). ``example``: a value to
+    show when the flag comes without one."""
     for i, arg in enumerate(args):
         if arg == flag:
             if i + 1 >= len(args) or args[i + 1].startswith("-"):
-                return None, f"{flag} takes a value, e.g. {flag} ja"
+                return None, f"{flag} takes a value, e.g. {flag} {example}"
             value = args[i + 1]
             del args[i : i + 2]
             return value, None
@@ -93,6 +96,10 @@ def replay(args: list[str]) -> int:
         print(REPLAY_HELP)
         return 0
     lang, problem = take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
+    jobs_text, jobs_problem = take_value(args, "--jobs", "2")
+    problem = problem or jobs_problem
+    if jobs_text is not None and not (jobs_text.isdigit() and int(jobs_text) >= 1):
+        problem = problem or f"--jobs takes a whole number of workers, 1 or more (got {jobs_text!r})"
     as_json = "--json" in args
     as_mermaid = "--mermaid" in args
     processes = "--processes" in args  # every lich and git call a real process (simulator.runners.processes)
@@ -117,20 +124,30 @@ def replay(args: list[str]) -> int:
         from simulator.runners.processes import replay_processes
 
         run = replay_processes
-    failed = False
-    for scenario in scenarios:
-        try:
-            result = run(scenario)
-        except Exception as error:  # a fault of the bench itself: one line naming the file, not a traceback
-            failure = f"{scenario.file}:1: the replay itself failed: {type(error).__name__}: {error}"
-            result = Replay(scenario.file, scenario.title, scenario.clauses, [], [failure])
-        failed |= not result.passed
+
+    def shown(result: Replay) -> tuple[bool, str]:
         if as_json:
-            print(render.to_json_line(result))
-        elif as_mermaid:
-            print(to_mermaid(result) + "\n")
-        else:
-            print(render.to_text(result) + "\n")
+            return result.passed, render.to_json_line(result)
+        return result.passed, (to_mermaid(result) if as_mermaid else render.to_text(result)) + "\n"
+
+    def replayed(scenario: Scenario) -> tuple[bool, str]:
+        try:
+            return shown(run(scenario))
+        except Exception as error:  # a fault of the bench itself: one line naming the file, not a traceback
+            return failed_itself(scenario, f"{type(error).__name__}: {error}")
+
+    def failed_itself(scenario: Scenario, why: str) -> tuple[bool, str]:
+        failure = f"{scenario.file}:1: the replay itself failed: {why}"
+        return shown(Replay(scenario.file, scenario.title, scenario.clauses, [], [failure]))
+
+    from simulator.workers import default_jobs, in_order
+
+    jobs = int(jobs_text) if jobs_text is not None else 1 if processes else default_jobs()
+    failed = False
+    for passed, text in in_order(scenarios, replayed, jobs,
+                                 lost=lambda s: failed_itself(s, "its worker process ended before replaying it")):
+        failed |= not passed
+        print(text)
     if problems:
         return 2
     return 1 if failed else 0

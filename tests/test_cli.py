@@ -351,6 +351,19 @@ def test_the_console_script_ends_a_replay_at_once_with_all_it_printed(tmp_path: 
     assert errors == b""  # a reader gone: no BrokenPipeError printed
 
 
+def test_replay_jobs_change_nothing_but_the_time() -> None:
+    for form in (("--json",), (), ("--mermaid",)):
+        one = agent_cards("replay", *form, "--jobs", "1", SCENARIOS)
+        many = agent_cards("replay", *form, "--jobs", "3", SCENARIOS)
+        default = agent_cards("replay", *form, SCENARIOS)
+        assert one.returncode == many.returncode == default.returncode == 0, many.stderr
+        assert one.stdout == many.stdout == default.stdout and many.stderr == ""
+    for bad in ("0", "x", "-1"):
+        done = agent_cards("replay", "--jobs", bad, SCENARIOS)
+        assert done.returncode == 2 and "--jobs" in done.stderr and "Traceback" not in done.stderr
+    assert "--jobs 2" in agent_cards("replay", SCENARIOS, "--jobs").stderr
+
+
 def test_a_broken_clause_list_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "clauses.yaml").write_text("TAKE-TYPE: [unclosed\n", encoding="utf-8")
     (tmp_path / "case.yaml").write_text(
