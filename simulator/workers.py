@@ -48,21 +48,36 @@ def in_order(
         stream.flush()
     pipes: dict[int, int] = {}  # read end -> worker pid
     try:
-        for worker in range(jobs):
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: never returns
-                os.close(read_end)
-                _serve(items, work, worker, jobs, write_end)
-            os.close(write_end)
-            pipes[read_end] = pid
+        try:
+            for worker in range(jobs):
+                read_end, write_end = os.pipe()
+                try:
+                    pid = os.fork()
+                except OSError:
+                    os.close(read_end)
+                    os.close(write_end)
+                    raise
+                if pid == 0:  # the worker: never returns
+                    os.close(read_end)
+                    _serve(items, work, worker, jobs, write_end)
+                os.close(write_end)
+                pipes[read_end] = pid
+        except OSError:  # no more processes or descriptors to be had: the work runs here, as with one job
+            _stop(pipes)
+            yield from map(work, items)
+            return
         yield from _collect(items, pipes, lost)
     finally:
-        for read_end, pid in pipes.items():  # a reader that stopped early (| head, Ctrl-C): stop the rest
-            os.close(read_end)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
+        _stop(pipes)  # all done, or a reader that stopped early (| head, Ctrl-C): stop what is left
+
+
+def _stop(pipes: dict[int, int]) -> None:
+    for read_end, pid in pipes.items():
+        os.close(read_end)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    pipes.clear()
 
 
 def _serve(items: Sequence[T], work: Callable[[T], tuple[bool, str]], worker: int, jobs: int, out: int) -> None:

@@ -60,3 +60,19 @@ def test_a_reader_that_stops_early_leaves_no_worker_behind() -> None:
 
 def test_default_jobs_is_the_cores_this_process_may_use() -> None:
     assert 1 <= default_jobs() <= (os.cpu_count() or 1)
+
+
+def test_without_processes_to_be_had_the_work_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    forks = iter([True])
+
+    def fork() -> int:
+        if next(forks, False):
+            return real_fork()  # the first worker starts; the second cannot
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", fork)
+    parent = str(os.getpid())
+    assert [text for _, text in in_order(list(range(5)), lambda _: (True, str(os.getpid())), 3, lost)] == [parent] * 5
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # the worker that did start was stopped and reaped
