@@ -109,22 +109,18 @@ def _fd(fileobj: Any) -> int:
     return fileobj if isinstance(fileobj, int) else int(fileobj.fileno())
 
 
-class _Soon(asyncio.Handle):
-    """A callback for the loop's next turn: asyncio's ``Handle``, its ``__init__`` inlined as
-    :class:`_Timer`'s is (every task step and future callback makes one; issue 15)."""
-
-    __slots__ = ()
-
-    def __init__(self, callback: Callable[..., object], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop,
-                 context: Context | None) -> None:
-        me: Any = self
-        me._context = copy_context() if context is None else context
-        me._loop = loop
-        me._callback = callback
-        me._args = args
-        me._cancelled = False
-        me._repr = None
-        me._source_traceback = None
+def _fill(handle: asyncio.Handle, callback: Callable[..., object], args: tuple[Any, ...],
+          loop: asyncio.AbstractEventLoop, context: Context | None) -> None:
+    """``asyncio.Handle.__init__`` outside the debug mode, in one frame: every task step, future
+    callback and timer makes a handle, and asyncio's own constructors are two levels deep (issue 15)."""
+    me: Any = handle
+    me._context = copy_context() if context is None else context
+    me._loop = loop
+    me._callback = callback
+    me._args = args
+    me._cancelled = False
+    me._repr = None
+    me._source_traceback = None
 
 
 class _Timer(asyncio.TimerHandle):
@@ -136,15 +132,9 @@ class _Timer(asyncio.TimerHandle):
                  loop: asyncio.AbstractEventLoop, context: Context | None, order: int) -> None:
         if loop._debug:  # type: ignore[attr-defined]  # the debug mode: asyncio's own, which records the caller
             super().__init__(when, callback, args, loop, context)
-        else:  # Handle.__init__ and TimerHandle.__init__, inlined: every poll sets two timers (issue 15)
+        else:  # Handle.__init__ and TimerHandle.__init__ in one: every poll sets two timers (issue 15)
+            _fill(self, callback, args, loop, context)
             me: Any = self
-            me._context = copy_context() if context is None else context
-            me._loop = loop
-            me._callback = callback
-            me._args = args
-            me._cancelled = False
-            me._repr = None
-            me._source_traceback = None
             me._when = when
             me._scheduled = False
         self._order = order
@@ -184,7 +174,8 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             return super().call_soon(callback, *args, context=context)
         if me._closed:
             raise RuntimeError("Event loop is closed")
-        handle = _Soon(callback, args, self, context)
+        handle = asyncio.Handle.__new__(asyncio.Handle)
+        _fill(handle, callback, args, self, context)
         me._ready.append(handle)
         return handle
 
