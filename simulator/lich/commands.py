@@ -231,7 +231,7 @@ def lich_sessions(world: LichWorld, call: Call, p: Parsed) -> LichRun:
     now = call.now
     if p.on("json"):
         return world.roster_run(me, now)
-    rows = [world.row(s, now) for s in world.sessions if s.id != me and s.live(now)]
+    rows = world.listed(me, now)
     if not rows:
         return _ok("No other live sessions.\n")
     lines = ["session\tproject\tprovider\tname\tstate"]

@@ -206,16 +206,24 @@ class LichWorld:
         session answers, is stopped or is closed (what its state and its place on the list follow), or
         the next scripted window of the list opens; :meth:`run` answers from it without parsing again.
         """
-        kept = self._roster
-        if kept is not None and kept[0] == me and kept[1] <= now < kept[2]:
-            return kept[3]
-        line = json_line([self.row(s, now) for s in self.sessions if s.id != me and s.live(now)])
+        kept = self._kept(me, now)
+        if kept is not None:
+            return kept
+        line = json_line(self.listed(me, now))
         turns = [t for s in self.sessions for t in (s.answer_at, s.aborted_at, s.closed_at)
                  if t is not None and t > now]
         turns += [window.from_ms for window in self.script.lists if window.from_ms > now]
         run = LichRun(line, "", 0, CALL_MS)
         self._roster = (me, now, min(turns, default=float("inf")), run)
         return run
+
+    def _kept(self, me: str, now: int) -> LichRun | None:
+        kept = self._roster
+        return kept[3] if kept is not None and kept[0] == me and kept[1] <= now < kept[2] else None
+
+    def listed(self, me: str, now: int) -> list[dict[str, Any]]:
+        """The rows ``sessions`` lists at ``now`` for the caller whose id is ``me``: every live session but it."""
+        return [self.row(s, now) for s in self.sessions if s.id != me and s.live(now)]
 
     def changed(self) -> None:
         """A command that may change sessions ran: the kept ``sessions --json`` line is stale."""
@@ -229,10 +237,10 @@ class LichWorld:
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], now_ms: int) -> LichRun:
         """Run ``argv`` (argv[0], the binary, is ignored but for the nudge note) at virtual time ``now_ms``."""
-        kept = self._roster
-        if (kept is not None and len(argv) == 3 and argv[1] == "sessions" and argv[2] == "--json"
-                and kept[1] <= now_ms < kept[2] and kept[0] == env.get("LICH_SESSION_ID", "")):
-            return kept[3]  # the poll's list, unchanged since it was last given (roster_run)
+        if self._roster is not None and len(argv) == 3 and argv[1] == "sessions" and argv[2] == "--json":
+            kept = self._kept(env.get("LICH_SESSION_ID", ""), now_ms)
+            if kept is not None:
+                return kept  # the poll's list, unchanged since it was last given (roster_run)
         return commands.run(self, argv, env, now_ms)
 
     # the roster, as the commands read and change it
