@@ -15,6 +15,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (``hook`` starts here)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    C = TypeVar("C", bound=Callable[[list[str]], int])
+
 GROUP = "agent_cards.commands"
 
 
@@ -149,40 +155,51 @@ def _run(run: Callable[[list[str]], int], args: list[str]) -> int:
     return code
 
 
+#: The mark :func:`ends_at_once` puts on a command.
+_AT_ONCE = "agent_cards_ends_at_once"
+
+def ends_at_once(command: C) -> C:
+    """Mark an added command whose process may end without the interpreter's teardown, once what it
+    printed is flushed: it leaves nothing that an exit handler closes (its temporary folders, threads and
+    children are gone when it returns). Freeing every object one by one costs ``replay`` over a folder
+    about 20 ms (issue 15). Only the console script ends so (:func:`entry`); :func:`main` returns."""
+    setattr(command, _AT_ONCE, True)
+    return command
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    return _main(argv)[0]
+
+
+def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
+    """The command's exit code, and whether the process may end at once (:func:`ends_at_once`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args else ""
     if command == "hook":
         from agent_cards.hook import main as hook_main
 
-        return hook_main(args[1:])
+        return hook_main(args[1:]), False
     if command in ("-V", "--version"):
         print(f"agent-cards {version()}")
-        return 0
+        return 0, False
     loader = _find(command) if command else None
     if loader is not None:
-        return _run(_imported(loader), args[1:])
+        run = _imported(loader)
+        return _run(run, args[1:]), bool(getattr(run, _AT_ONCE, False))
     loaders = _commands()
     if command in ("-h", "--help", "help"):
         print(usage(sorted(loaders)))
-        return 0
+        return 0, False
     print(f"agent-cards: unknown command {command!r}" if command else "agent-cards: no command given", file=sys.stderr)
     print(usage(sorted(loaders)), file=sys.stderr)
-    return 2
-
-
-#: Commands whose process may end without the interpreter's teardown: they leave nothing that an exit
-#: handler closes (their temporary folders, threads and children are gone when they return), and freeing
-#: every object one by one costs a run of ``replay`` over a folder about 20 ms (issue 15).
-SWIFT_EXIT = frozenset({"replay", "coverage"})
+    return 2, False
 
 
 def entry() -> None:
-    """The console script: :func:`main`, then, for the commands of :data:`SWIFT_EXIT`, out at once with
-    its exit code, once what it printed is flushed."""
-    code = main()
-    args = sys.argv[1:]
-    if args and args[0] in SWIFT_EXIT:
+    """The console script: :func:`main`; a command marked :func:`ends_at_once` ends the process at once
+    with its exit code, once what it printed is flushed."""
+    code, at_once = _main(None)
+    if at_once:
         import os
 
         from agent_cards.quick_json import suppress

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_cards.cli import ends_at_once
 from simulator.scenario import render
 from simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
 from simulator.scenario.mermaid import to_mermaid
@@ -90,6 +91,7 @@ def _files_named(paths: list[str]) -> tuple[list[Path], list[str]]:
     return files, problems
 
 
+@ends_at_once
 def replay(args: list[str]) -> int:
     args = list(args)
     if any(a in ("-h", "--help") for a in args):
@@ -153,6 +155,7 @@ def replay(args: list[str]) -> int:
     return 1 if failed else 0
 
 
+@ends_at_once
 def coverage(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(COVERAGE_HELP)

@@ -351,6 +351,17 @@ def test_the_console_script_ends_a_replay_at_once_with_all_it_printed(tmp_path: 
     assert errors == b""  # a reader gone: no BrokenPipeError printed
 
 
+@pytest.mark.parametrize(("args", "torn_down"), [(["replay", "scenarios/reload.yaml"], False),
+                                                 (["coverage", "scenarios"], False), (["--version"], True)])
+def test_only_commands_marked_ends_at_once_skip_the_teardown(args: list[str], torn_down: bool) -> None:
+    code = ("import atexit, sys; atexit.register(lambda: print('TEARDOWN', file=sys.stderr)); "
+            f"sys.argv = ['agent-cards', *{args!r}]; from agent_cards.cli import entry; entry()")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert ("TEARDOWN" in done.stderr) is torn_down
+
+
 def test_replay_jobs_change_nothing_but_the_time() -> None:
     for form in (("--json",), (), ("--mermaid",)):
         one = agent_cards("replay", *form, "--jobs", "1", SCENARIOS)
