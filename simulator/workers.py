@@ -46,37 +46,47 @@ def in_order(
         return
     for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice, once per fork
         stream.flush()
-    pipes: dict[int, int] = {}  # read end -> worker pid
     try:
-        try:
-            for worker in range(jobs):
-                read_end, write_end = os.pipe()
-                try:
-                    pid = os.fork()
-                except OSError:
-                    os.close(read_end)
-                    os.close(write_end)
-                    raise
-                if pid == 0:  # the worker: never returns
-                    os.close(read_end)
-                    _serve(items, work, worker, jobs, write_end)
-                os.close(write_end)
-                pipes[read_end] = pid
-        except OSError:  # no more processes or descriptors to be had: the work runs here, as with one job
-            _stop(pipes)
-            yield from map(work, items)
-            return
+        pipes = _start(items, work, jobs)
+    except OSError:  # no more processes or descriptors to be had: the work runs here, as with one job
+        yield from map(work, items)
+        return
+    try:
         yield from _collect(items, pipes, lost)
     finally:
         _stop(pipes)  # all done, or a reader that stopped early (| head, Ctrl-C): stop what is left
 
 
+def _start(items: Sequence[T], work: Callable[[T], tuple[bool, str]], jobs: int) -> dict[int, int]:
+    """The workers, each by the read end of its pipe (read end -> pid); none is left when it raises."""
+    pipes: dict[int, int] = {}
+    try:
+        for worker in range(jobs):
+            read_end, write_end = os.pipe()
+            pipes[read_end] = 0  # no worker yet
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(write_end)
+                raise
+            if pid == 0:  # the worker: never returns
+                os.close(read_end)
+                _serve(items, work, worker, jobs, write_end)
+            os.close(write_end)
+            pipes[read_end] = pid
+    except BaseException:
+        _stop(pipes)
+        raise
+    return pipes
+
+
 def _stop(pipes: dict[int, int]) -> None:
     for read_end, pid in pipes.items():
         os.close(read_end)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        if pid > 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
     pipes.clear()
 
 
