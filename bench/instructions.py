@@ -48,7 +48,11 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     replays = int(argv[0]) if argv else 10
-    per_hour = (instructions(replays) - instructions(0)) / replays
+    try:
+        per_hour = (instructions(replays) - instructions(0)) / replays
+    except (subprocess.SubprocessError, RuntimeError) as error:  # one line, not a traceback
+        print(f"bench.instructions: the count failed: {error}", file=sys.stderr)
+        return 1
     print(f"P3 one hour of virtual time: {per_hour / 1e6:.1f} M instructions per replay ({replays} replays)")
     return 0
 
