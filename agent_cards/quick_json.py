@@ -1,6 +1,6 @@
 """``json.loads`` and ``json.dumps`` for the command hook's path, without importing ``json``.
 
-Also used by ``fake-lich`` (``simulator.lich``), whose start-up every real-process replay pays: one copy
+Also used by ``fake-lich`` (``agent_cards_simulator.lich``), whose start-up every real-process replay pays: one copy
 of this, standard library only, for both. ``suppress`` stands in for ``contextlib.suppress`` likewise.
 
 ``import json`` loads ``re`` (and with it ``enum``, ``functools``, ``collections``) and compiles its

@@ -29,14 +29,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_cards_claude_driver.install import ensure_claude
+from agent_cards_claude_driver.lich_log import LoggedLich
+from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse
+from agent_cards_claude_driver.runs import run_print
+from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.tui import Tui
+from agent_cards_simulator.lich.scripts import LichScript
 from bench.figures import Figure, print_section
-from claude_driver.install import ensure_claude
-from claude_driver.lich_log import LoggedLich
-from claude_driver.model_api import ScriptedModel, ToolUse
-from claude_driver.runs import run_print
-from claude_driver.sandbox import Sandbox
-from claude_driver.tui import Tui
-from simulator.lich.scripts import LichScript
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS = 40  # dispatches per run; the first WARM are not counted (the host may still be starting)

@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from agent_cards_simulator.scenario.files import read_checked, scenario_files
+from agent_cards_simulator.scenario.replay import replay
+from agent_cards_simulator.workers import default_jobs
 from bench.figures import Figure, command, interleaved
-from simulator.scenario.files import read_checked, scenario_files
-from simulator.scenario.replay import replay
-from simulator.workers import default_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

@@ -16,11 +16,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from agent_cards_simulator.lich import install
+from agent_cards_simulator.lich.program import STATE_ENV, create_state
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript
+from agent_cards_simulator.runners.processes import fake_lich_command
 from bench.figures import Figure, command, interleaved, ratios
-from simulator.lich import install
-from simulator.lich.program import STATE_ENV, create_state
-from simulator.lich.scripts import LichScript, OpenScript
-from simulator.runners.processes import fake_lich_command
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"

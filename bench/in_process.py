@@ -18,9 +18,9 @@ from typing import Any
 from agent_cards.engine import ENGINE
 from agent_cards.mod import AgentCards
 from agent_cards.state import MemoryStore, ModState
+from agent_cards_simulator.scenario.reader import Scenario, read
+from agent_cards_simulator.scenario.replay import replay
 from bench.figures import Figure, interleaved, ratios
-from simulator.scenario.reader import Scenario, read
-from simulator.scenario.replay import replay
 
 # -- P1 ----------------------------------------------------------------------------------------------
 

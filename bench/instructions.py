@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
 import sys
 from bench.in_process import HOUR, polled
-from simulator.scenario.replay import replay
+from agent_cards_simulator.scenario.replay import replay
 scenario = polled(HOUR)
 for _ in range(int(sys.argv[1])):
     replay(scenario)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 
+from agent_cards_simulator.runners.processes import replay_processes
 from bench.figures import Figure
 from bench.in_process import parallel
-from simulator.runners.processes import replay_processes
 
 CALLS, OPEN_MS = 8, 1000
 

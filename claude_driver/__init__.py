@@ -9,6 +9,6 @@
 | ``model_api`` | the scripted Messages API on 127.0.0.1 the CLI talks to instead of a model    |
 | ``lich_log``  | ``fake-lich`` behind a wrapper that logs every argv it is given               |
 
-``python -m claude_driver validate DIR`` validates a plugin with the pinned CLI. Nothing here is part
+``python -m agent_cards_claude_driver validate DIR`` validates a plugin with the pinned CLI. Nothing here is part
 of the mod; the simulator does not import it.
 """

@@ -1,4 +1,6 @@
-"""``python -m claude_driver validate [--strict] PLUGIN_DIR``: install the pinned CLI (cached) and validate a plugin.
+"""``python -m agent_cards_claude_driver validate [--strict] PLUGIN_DIR``: validate a plugin with the pinned CLI.
+
+The CLI is installed once, into a cache.
 
 HOME is a scratch folder and the guard variables are set, as for every run of the real CLI here.
 """
@@ -10,8 +12,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from claude_driver.install import CLAUDE_VERSION, ensure_claude
-from claude_driver.runs import run_validate
+from agent_cards_claude_driver.install import CLAUDE_VERSION, ensure_claude
+from agent_cards_claude_driver.runs import run_validate
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -19,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     strict = "--strict" in args
     args = [a for a in args if a != "--strict"]
     if len(args) != 2 or args[0] != "validate":
-        print("usage: python -m claude_driver validate [--strict] PLUGIN_DIR", file=sys.stderr)
+        print("usage: python -m agent_cards_claude_driver validate [--strict] PLUGIN_DIR", file=sys.stderr)
         return 2
     try:
         claude = ensure_claude()

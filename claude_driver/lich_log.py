@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from simulator.lich.install import fake_lich_program
-from simulator.lich.program import create_state
-from simulator.lich.scripts import LichScript
+from agent_cards_simulator.lich.install import fake_lich_program
+from agent_cards_simulator.lich.program import create_state
+from agent_cards_simulator.lich.scripts import LichScript
 
 # Logs every argv (fields end in US, a call in RS US), then hands the call to fake-lich.
 _LOGGING_WRAPPER = """#!/bin/sh

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_driver.install import DEAD_PROXY, HasBaseUrl, guard_env
-from claude_driver.sandbox import Sandbox, remove_leftovers
+from agent_cards_claude_driver.install import DEAD_PROXY, HasBaseUrl, guard_env
+from agent_cards_claude_driver.sandbox import Sandbox, remove_leftovers
 
 # -- one-shot runs ------------------------------------------------------------
 

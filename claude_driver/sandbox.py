@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_driver.install import AUTH_TOKEN, CLAUDE_VERSION, guard_env
+from agent_cards_claude_driver.install import AUTH_TOKEN, CLAUDE_VERSION, guard_env
 
 
 def seed_home(home: Path, project_dir: Path) -> Path:

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from claude_driver.install import HasBaseUrl
-from claude_driver.runs import plugin_args
-from claude_driver.sandbox import Sandbox, remove_leftovers
+from agent_cards_claude_driver.install import HasBaseUrl
+from agent_cards_claude_driver.runs import plugin_args
+from agent_cards_claude_driver.sandbox import Sandbox, remove_leftovers
 
 
 class Tui:

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_driver.install import CLAUDE_VERSION
-from conformance.compare import TOLERANCE_TEXT, Comparison, compare
-from conformance.plan import plan, why_not
-from simulator.commands import take_value
-from simulator.host.claude_code import ENGINE_VERSION
-from simulator.scenario import steps
-from simulator.scenario.files import load_all
-from simulator.scenario.model import Scenario
-from simulator.scenario.replay import replay
+from agent_cards_claude_driver.install import CLAUDE_VERSION
+from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
+from agent_cards_conformance.plan import plan, why_not
+from agent_cards_simulator.commands import take_value
+from agent_cards_simulator.host.claude_code import ENGINE_VERSION
+from agent_cards_simulator.scenario import steps
+from agent_cards_simulator.scenario.files import load_all
+from agent_cards_simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario.replay import replay
 
 HELP = f"""usage: agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...
        agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl
@@ -96,7 +96,7 @@ def _engine() -> tuple[Path | None, str]:
     if shutil.which("tmux") is None:
         return None, "tmux not found: the interactive screen is driven under tmux"
     try:
-        from claude_driver.install import ensure_claude
+        from agent_cards_claude_driver.install import ensure_claude
 
         return ensure_claude(), ""
     except (RuntimeError, OSError) as error:
@@ -116,7 +116,7 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) ->
     if claude is None:  # asked to run and could not: a failure (CI's conform step must not pass having run nothing)
         result.verdict, result.why = "failed", engine_problem
         return result
-    from conformance.real import run_real
+    from agent_cards_conformance.real import run_real
 
     folder = Path(tempfile.mkdtemp(prefix="conform-"))
     try:
@@ -190,7 +190,7 @@ def table(results: Sequence[Result]) -> str:
 #: The engine the fake host models, and where the spec's older measurements differ from it.
 VERSIONS = f"""## Engine versions
 
-The fake host models Claude Code {ENGINE_VERSION} (`simulator.host.claude_code.ENGINE_VERSION`), the version
+The fake host models Claude Code {ENGINE_VERSION} (`agent_cards_simulator.host.claude_code.ENGINE_VERSION`), the version
 `claude_driver` pins ({CLAUDE_VERSION}) and this table was run against. Parts of the spec were measured on
 older builds, and {ENGINE_VERSION} differs from them here:
 
@@ -240,7 +240,7 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         jobs = int(jobs_text or "2")
     except ValueError:
         return _usage("--jobs takes a whole number")
-    from simulator.commands import _files_named
+    from agent_cards_simulator.commands import _files_named
 
     files, missing = _files_named(paths)
     scenarios, problems = load_all(files)

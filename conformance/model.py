@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from claude_driver.model_api import Reply, ScriptedModel, Text, ToolUse, text_of, tool_results
-from simulator.scenario.steps import Call
+from agent_cards_claude_driver.model_api import Reply, ScriptedModel, Text, ToolUse, text_of, tool_results
+from agent_cards_simulator.scenario.steps import Call
 
 MARKER = "conform step {n}: carry on with the task."
 _MARKER = re.compile(r"conform step (\d+):")

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.scenario import model, steps
-from simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario import model, steps
+from agent_cards_simulator.scenario.model import Scenario
 
 #: The longest virtual span run in real time (ms): about two minutes.
 MAX_SPAN_MS = 125_000

@@ -34,15 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_driver.model_api import text_of
-from claude_driver.sandbox import Sandbox
-from claude_driver.tui import Tui
-from conformance.model import MARKER, ConformModel
-from conformance.plan import Plan
-from simulator.lich.install import fake_lich_program
-from simulator.lich.program import create_state
-from simulator.scenario import steps
-from simulator.scenario.replay import lich_script
+from agent_cards_claude_driver.model_api import text_of
+from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.tui import Tui
+from agent_cards_conformance.model import MARKER, ConformModel
+from agent_cards_conformance.plan import Plan
+from agent_cards_simulator.lich.install import fake_lich_program
+from agent_cards_simulator.lich.program import create_state
+from agent_cards_simulator.scenario import steps
+from agent_cards_simulator.scenario.replay import lich_script
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOTER = re.compile(r"lich: \d+ workers?")

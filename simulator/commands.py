@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_cards.cli import ends_at_once
-from simulator.scenario import render
-from simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
-from simulator.scenario.mermaid import to_mermaid
-from simulator.scenario.reader import Scenario, ScenarioError, read
-from simulator.scenario.replay import Replay
-from simulator.scenario.replay import replay as run_replay
+from agent_cards_simulator.scenario import render
+from agent_cards_simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
+from agent_cards_simulator.scenario.mermaid import to_mermaid
+from agent_cards_simulator.scenario.reader import Scenario, ScenarioError, read
+from agent_cards_simulator.scenario.replay import Replay
+from agent_cards_simulator.scenario.replay import replay as run_replay
 
 DEFAULT_DIR = Path("scenarios")
 
@@ -104,7 +104,7 @@ def replay(args: list[str]) -> int:
         problem = problem or f"--jobs takes a whole number of workers, 1 or more (got {jobs_text!r})"
     as_json = "--json" in args
     as_mermaid = "--mermaid" in args
-    processes = "--processes" in args  # every lich and git call a real process (simulator.runners.processes)
+    processes = "--processes" in args  # every lich and git call a real process (runners.processes)
     paths = [a for a in args if a not in ("--json", "--mermaid", "--processes")]
     if as_json and as_mermaid:
         return _usage_error("replay", "--json and --mermaid cannot be given together")
@@ -123,7 +123,7 @@ def replay(args: list[str]) -> int:
         print(line, file=sys.stderr)
     run: Callable[[Scenario], Replay] = run_replay
     if processes:
-        from simulator.runners.processes import replay_processes
+        from agent_cards_simulator.runners.processes import replay_processes
 
         run = replay_processes
 
@@ -142,7 +142,7 @@ def replay(args: list[str]) -> int:
         failure = f"{scenario.file}:1: the replay itself failed: {why}"
         return shown(Replay(scenario.file, scenario.title, scenario.clauses, [], [failure]))
 
-    from simulator.workers import default_jobs, in_order
+    from agent_cards_simulator.workers import default_jobs, in_order
 
     jobs = int(jobs_text) if jobs_text is not None else 1 if processes else default_jobs()
     failed = False

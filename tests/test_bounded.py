@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from agent_cards.engine import Event, HookResult
-from simulator.clock import VirtualEventLoop
-from simulator.host.chain import AbortSignal, Invocation
-from simulator.host.claude_code import FakeClaudeCode, Session
-from simulator.lich.scripts import LichScript
-from simulator.lich.world import LichWorld
-from simulator.runners.virtual import GitScript, VirtualExecutor
-from simulator.scenario.files import read_checked, scenario_files
-from simulator.scenario.reader import DEFAULT_ENV, Scenario
-from simulator.scenario.replay import replay
+from agent_cards_simulator.clock import VirtualEventLoop
+from agent_cards_simulator.host.chain import AbortSignal, Invocation
+from agent_cards_simulator.host.claude_code import FakeClaudeCode, Session
+from agent_cards_simulator.lich.scripts import LichScript
+from agent_cards_simulator.lich.world import LichWorld
+from agent_cards_simulator.runners.virtual import GitScript, VirtualExecutor
+from agent_cards_simulator.scenario.files import read_checked, scenario_files
+from agent_cards_simulator.scenario.reader import DEFAULT_ENV, Scenario
+from agent_cards_simulator.scenario.replay import replay
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 TRACKED: tuple[type, ...] = (AbortSignal, asyncio.TimerHandle, FakeClaudeCode, asyncio.Task, Invocation)
@@ -46,7 +46,7 @@ def shared_signals() -> list[AbortSignal]:
     return [
         value
         for name, module in list(sys.modules.items())
-        if name == "simulator" or name.startswith("simulator.")
+        if name == "agent_cards_simulator" or name.startswith("agent_cards_simulator.")
         for value in vars(module).values()
         if isinstance(value, AbortSignal)
     ]

@@ -25,9 +25,9 @@ import pytest
 
 from agent_cards import bridge, texts
 from agent_cards.texts import agent_text, person_text
-from claude_driver.lich_log import LoggedLich
-from simulator.lich.install import SetupError
-from simulator.lich.scripts import LichScript, OpenScript, Report
+from agent_cards_claude_driver.lich_log import LoggedLich
+from agent_cards_simulator.lich.install import SetupError
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = "session-2-9f81"
@@ -371,7 +371,7 @@ def test_the_plugin_installs_the_module_and_not_the_command_hook() -> None:
 def test_the_session_hosts_process_errors_are_worded_as_the_engines(tmp_path: Path) -> None:
     """A toast quoting a failed run reads the same through the bridge as in the fake host (and the engine)."""
     from agent_cards.engine import ProcessError
-    from simulator.host.process_run import host_check, not_found, timed_out
+    from agent_cards_simulator.host.process_run import host_check, not_found, timed_out
 
     missing = str(tmp_path / "no-lich")
     with pytest.raises(ProcessError) as started:

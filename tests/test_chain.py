@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 import pytest
 
 from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin
-from simulator.clock import VirtualEventLoop
-from simulator.host import results
-from simulator.host.chain import BUDGET_MS, LINGER_MS, AbortSignal, Budget, Chain, Invocation
-from simulator.host.registry import TIERS, LoadError, Registry, matches
+from agent_cards_simulator.clock import VirtualEventLoop
+from agent_cards_simulator.host import results
+from agent_cards_simulator.host.chain import BUDGET_MS, LINGER_MS, AbortSignal, Budget, Chain, Invocation
+from agent_cards_simulator.host.registry import TIERS, LoadError, Registry, matches
 
 T = TypeVar("T")
 

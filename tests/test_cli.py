@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from simulator.scenario.reader import read
+from agent_cards_simulator.scenario.reader import read
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

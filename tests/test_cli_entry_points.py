@@ -24,8 +24,8 @@ replay = elsewhere:nothing
 
 [agent_cards.commands]
 # a comment
-replay = simulator.commands:replay
-coverage=simulator.commands:coverage
+replay = agent_cards_simulator.commands:replay
+coverage=agent_cards_simulator.commands:coverage
 nested = os.path:join [extra]
 
 [pytest11]
@@ -35,8 +35,8 @@ coverage = nothing:here
 
 def test_the_section_is_read_as_entry_points_reads_it() -> None:
     assert cli._section(ENTRY_POINTS, cli.GROUP) == {
-        "replay": "simulator.commands:replay",
-        "coverage": "simulator.commands:coverage",
+        "replay": "agent_cards_simulator.commands:replay",
+        "coverage": "agent_cards_simulator.commands:coverage",
         "nested": "os.path:join [extra]",
     }
 
@@ -64,7 +64,7 @@ def test_the_first_metadata_folder_on_the_path_is_read(
     monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path / "other"), str(site),
                                       str(tmp_path / "later")])
     own = cli._own_commands()
-    assert own is not None and own["replay"] == "simulator.commands:replay"
+    assert own is not None and own["replay"] == "agent_cards_simulator.commands:replay"
 
 
 def test_without_metadata_on_the_path_entry_points_answer(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claude_driver.install import CLAUDE_VERSION
-from conformance.compare import by_order, compare, turning_points
-from conformance.plan import why_not
-from simulator.host.claude_code import ENGINE_VERSION
-from simulator.scenario.files import load_all
+from agent_cards_claude_driver.install import CLAUDE_VERSION
+from agent_cards_conformance.compare import by_order, compare, turning_points
+from agent_cards_conformance.plan import why_not
+from agent_cards_simulator.host.claude_code import ENGINE_VERSION
+from agent_cards_simulator.scenario.files import load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ("Async agent launched successfully. (…)\nagentId: session-2-9f81 (internal ID …)")
@@ -66,8 +66,8 @@ def test_what_cannot_run_says_why() -> None:
 
 def test_a_scenario_that_could_run_fails_when_the_engine_is_missing() -> None:
     """CI's conform step (AGENT_CARDS_CONFORM=1) must not pass having run nothing."""
-    from conformance.command import conform_one
-    from simulator.scenario.files import load_all
+    from agent_cards_conformance.command import conform_one
+    from agent_cards_simulator.scenario.files import load_all
 
     root = Path(__file__).resolve().parents[1] / "scenarios"
     scenarios, problems = load_all([root / "reload.yaml", root / "workflow.yaml"])

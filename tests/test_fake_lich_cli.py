@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import simulator
-from simulator.lich.install import alive, fake_lich_program
-from simulator.lich.program import STATE_ENV, State, create_state, transact
-from simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
-from simulator.lich.world import LichWorld
+import agent_cards_simulator
+from agent_cards_simulator.lich.install import alive, fake_lich_program
+from agent_cards_simulator.lich.program import STATE_ENV, State, create_state, transact
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
+from agent_cards_simulator.lich.world import LichWorld
 
 BIN = "/opt/lich/bin/lich"
 SESSION = {"LICH_SESSION_ID": "3c4d", "LICH_BIN": BIN}
@@ -245,14 +245,14 @@ def test_a_real_sleep_comes_after_the_report(program: str, tmp_path: Path) -> No
 
 
 def test_fake_lich_imports_only_what_a_call_needs() -> None:
-    probe = "import sys, simulator.lich.program; print(sorted(sys.modules))"
+    probe = "import sys, agent_cards_simulator.lich.program; print(sorted(sys.modules))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     modules = set(json.loads(done.stdout.replace("'", '"')))
     loaded = {m.split(".")[0] for m in modules}
     assert not loaded & {"yaml", "asyncio", "subprocess", "tempfile"}, loaded
     # Of the mod, only the fast JSON both share (standard library only): nothing of its rules or texts.
     assert {m for m in modules if m.split(".")[0] == "agent_cards"} == {"agent_cards", "agent_cards.quick_json"}
-    assert Path(str(simulator.__file__)).read_text(encoding="utf-8") == ""
+    assert Path(str(agent_cards_simulator.__file__)).read_text(encoding="utf-8") == ""
 
 
 def test_create_state_starts_a_fresh_lich(tmp_path: Path) -> None:

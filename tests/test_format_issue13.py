@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from simulator.scenario.expect import failures, matches, valid_branch
-from simulator.scenario.model import Expectation
-from simulator.scenario.reader import ScenarioError, read
-from simulator.scenario.render import HEADER, to_text
-from simulator.scenario.replay import Replay, replay
-from simulator.scenario.snapshot import snapshot_value
+from agent_cards_simulator.scenario.expect import failures, matches, valid_branch
+from agent_cards_simulator.scenario.model import Expectation
+from agent_cards_simulator.scenario.reader import ScenarioError, read
+from agent_cards_simulator.scenario.render import HEADER, to_text
+from agent_cards_simulator.scenario.replay import Replay, replay
+from agent_cards_simulator.scenario.snapshot import snapshot_value
 
 
 def play(text: str, tmp_path: Path) -> Replay:

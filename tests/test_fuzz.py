@@ -14,12 +14,12 @@ from agent_cards import lich_calls, taken
 from agent_cards.engine import Event, HookResult, Host, Next, ProcessResult
 from agent_cards.mod import AgentCards
 from agent_cards.state import Worker
-from simulator.fuzz import command, engine
-from simulator.fuzz.engine import Found, Fuzz, check
-from simulator.fuzz.invariants import Violation
-from simulator.fuzz.writer import Repeat, scenario_of, to_yaml
-from simulator.scenario.files import read_checked
-from simulator.scenario.replay import replay
+from agent_cards_simulator.fuzz import command, engine
+from agent_cards_simulator.fuzz.engine import Found, Fuzz, check
+from agent_cards_simulator.fuzz.invariants import Violation
+from agent_cards_simulator.fuzz.writer import Repeat, scenario_of, to_yaml
+from agent_cards_simulator.scenario.files import read_checked
+from agent_cards_simulator.scenario.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,7 +155,7 @@ def test_the_command_line() -> None:
 
 
 def test_without_hypothesis_it_says_how_to_install_it() -> None:
-    code = ("import sys; sys.modules['hypothesis'] = None; from simulator.fuzz.command import main; "
+    code = ("import sys; sys.modules['hypothesis'] = None; from agent_cards_simulator.fuzz.command import main; "
             "raise SystemExit(main(['--cases', '1']))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                           check=False)

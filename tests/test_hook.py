@@ -20,9 +20,9 @@ from agent_cards.filestore import FileStore, prune, session_file
 from agent_cards.mod import AgentCards
 from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import AGENT, agent_text, person_text
-from claude_driver.lich_log import LoggedLich
-from simulator.lich.install import SetupError
-from simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
+from agent_cards_claude_driver.lich_log import LoggedLich
+from agent_cards_simulator.lich.install import SetupError
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
@@ -834,7 +834,7 @@ def test_the_hook_imports_only_what_its_event_needs(env: dict[str, str], project
     done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
                            + script, *inputs], capture_output=True, text=True, check=True, timeout=60)
     loaded = set(json.loads(done.stdout))
-    for heavy in ("subprocess", "asyncio", "yaml", "simulator", "agent_cards.mod", "agent_cards.delivery",
+    for heavy in ("subprocess", "asyncio", "yaml", "agent_cards_simulator", "agent_cards.mod", "agent_cards.delivery",
                   "agent_cards.texts", "hashlib", "threading"):
         assert heavy not in loaded, heavy
 

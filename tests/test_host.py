@@ -14,13 +14,13 @@ import pytest
 
 import agent_cards
 from agent_cards.engine import Event, HookResult, ProcessError
-from simulator.clock import VirtualEventLoop
-from simulator.host import results
-from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
-from simulator.lich.scripts import LichScript, OpenScript
-from simulator.lich.world import LichWorld
-from simulator.runners.virtual import GitScript, VirtualExecutor
-from simulator.scenario.reader import DEFAULT_ENV
+from agent_cards_simulator.clock import VirtualEventLoop
+from agent_cards_simulator.host import results
+from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript
+from agent_cards_simulator.lich.world import LichWorld
+from agent_cards_simulator.runners.virtual import GitScript, VirtualExecutor
+from agent_cards_simulator.scenario.reader import DEFAULT_ENV
 
 BIN = DEFAULT_ENV["LICH_BIN"]
 AGENT = {"description": "Fix the auth flow", "prompt": "Fix the login form"}

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.scenario import yamlnodes
-from simulator.scenario.files import known_clauses, read_checked
-from simulator.scenario.reader import ScenarioError, read
+from agent_cards_simulator.scenario import yamlnodes
+from agent_cards_simulator.scenario.files import known_clauses, read_checked
+from agent_cards_simulator.scenario.reader import ScenarioError, read
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "hostile"

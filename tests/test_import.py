@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.scenario.importer import import_session, main
-from simulator.scenario.reader import read
-from simulator.scenario.replay import replay
+from agent_cards_simulator.scenario.importer import import_session, main
+from agent_cards_simulator.scenario.reader import read
+from agent_cards_simulator.scenario.replay import replay
 
 LOG = Path(__file__).parent / "fixtures" / "sessions" / "print-agent-taskstop.jsonl"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from simulator.scenario.mermaid import PARTICIPANTS, diagram, to_mermaid
-from simulator.scenario.reader import read
-from simulator.scenario.replay import Replay, replay
+from agent_cards_simulator.scenario.mermaid import PARTICIPANTS, diagram, to_mermaid
+from agent_cards_simulator.scenario.reader import read
+from agent_cards_simulator.scenario.replay import Replay, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = "|".join(pid for pid, _ in PARTICIPANTS)

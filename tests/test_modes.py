@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from simulator.runners.processes import ProcessRuns, alive, comparable, replay_processes
-from simulator.scenario.files import read_checked, scenario_files
-from simulator.scenario.reader import Scenario, read
-from simulator.scenario.replay import Replay, replay
+from agent_cards_simulator.runners.processes import ProcessRuns, alive, comparable, replay_processes
+from agent_cards_simulator.scenario.files import read_checked, scenario_files
+from agent_cards_simulator.scenario.reader import Scenario, read
+from agent_cards_simulator.scenario.replay import Replay, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = scenario_files([ROOT / "scenarios"])
@@ -106,10 +106,10 @@ def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
     """A hung call still waiting when the scenario is torn down is killed by the cleanup."""
     import asyncio
 
-    from simulator.clock import VirtualEventLoop
-    from simulator.host.chain import AbortSignal
-    from simulator.lich.world import LichWorld
-    from simulator.scenario.replay import lich_script
+    from agent_cards_simulator.clock import VirtualEventLoop
+    from agent_cards_simulator.host.chain import AbortSignal
+    from agent_cards_simulator.lich.world import LichWorld
+    from agent_cards_simulator.scenario.replay import lich_script
 
     scenario = scratch(HANG)
     loop = VirtualEventLoop()
@@ -259,7 +259,7 @@ def test_parallel_opens_start_before_any_ends_and_answer_in_the_order_made(
 ) -> None:
     """Each fake-lich records when it started and ended: all eight start before the first one ends
     (their starts overlap: none waits for another's report), and the transcript is the in-process one."""
-    from simulator.runners import processes
+    from agent_cards_simulator.runners import processes
 
     log = tmp_path / "times"
     made = processes.fake_lich_command

@@ -29,7 +29,7 @@ DRIVERS = frozenset({
 })
 
 # Modules never imported anywhere in the mod, drivers included.
-NEVER = frozenset({"simulator", "yaml"})
+NEVER = frozenset({"agent_cards_simulator", "agent_cards_conformance", "agent_cards_claude_driver", "yaml"})
 # Modules the pure core may not import: processes, sockets, files, the real clock, event loops.
 IMPURE = frozenset({
     "subprocess", "socket", "asyncio", "urllib", "http", "os", "sys", "io", "pathlib", "shutil", "tempfile",
@@ -102,7 +102,8 @@ def test_no_simulator_and_no_io_outside_the_drivers(path: Path) -> None:
         ("from urllib.request import urlopen\n", "imports urllib.request"),
         ("import http.client\n", "imports http.client"),
         ("import socket\n", "imports socket"),
-        ("from simulator import host\n", "imports simulator"),
+        ("from agent_cards_simulator import host\n", "imports agent_cards_simulator"),
+        ("import agent_cards_conformance\n", "imports agent_cards_conformance"),
         ("def f():\n    from pathlib import Path\n", "imports pathlib"),
         ("def f(p):\n    p.write_text('x')\n", "calls .write_text(...)"),
         ("def f():\n    return open('x').read()\n", "calls open(...)"),
@@ -126,7 +127,7 @@ def test_drivers_may_do_io_but_never_import_the_simulator(tmp_path: Path) -> Non
 
 def loaded_after(statement: str) -> list[str]:
     """Which watched modules a fresh interpreter loads for ``statement`` (beyond what its start-up loaded)."""
-    watched = ("yaml", "simulator", "subprocess", "socket", "asyncio", "urllib", "http")
+    watched = ("yaml", "agent_cards_simulator", "subprocess", "socket", "asyncio", "urllib", "http")
     code = (
         "import json, sys\n"
         "before = set(sys.modules)\n"
@@ -152,4 +153,4 @@ def test_the_whole_mod_core_imports_neither_yaml_nor_the_simulator() -> None:
 
 def test_the_import_check_can_see_a_loaded_module() -> None:
     assert "yaml" in loaded_after("import yaml")
-    assert "simulator.host.registry" in loaded_after("import simulator.host.registry")
+    assert "agent_cards_simulator.host.registry" in loaded_after("import agent_cards_simulator.host.registry")

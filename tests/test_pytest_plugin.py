@@ -17,9 +17,15 @@ PROBE = """
 import sys
 
 def test_nothing_of_the_bench_was_loaded():
-    # (syrupy, where installed, is a pytest plugin of its own and loads itself; the bench adds nothing)
-    loaded = sorted(m for m in sys.modules if m == "yaml" or m.startswith(("simulator.", "agent_cards")))
-    assert loaded == ["simulator.scenario", "simulator.scenario.pytest_plugin"]
+    # (syrupy, where installed, is a pytest plugin of its own and loads itself; the bench adds nothing
+    # but the plugin's module and the two empty package files above it)
+    ours = ("yaml", "agent_cards", "agent_cards_simulator", "agent_cards_conformance", "agent_cards_claude_driver")
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in ours)
+    assert loaded == [
+        "agent_cards_simulator", "agent_cards_simulator.scenario", "agent_cards_simulator.scenario.pytest_plugin"
+    ]
+    packages = [sys.modules[name] for name in loaded[:2]]
+    assert [open(package.__file__, encoding="utf-8").read() for package in packages] == ["", ""]
 """
 
 
@@ -84,3 +90,25 @@ def test_a_scenario_without_a_snapshot_says_how_to_make_one(tmp_path: Path) -> N
     )
     assert "then write the snapshot with: pytest --snapshot-update " in done.stdout
     assert "Snapshot 'new' does not exist" not in done.stdout
+
+
+def test_a_project_with_its_own_simulator_package_imports_its_own(tmp_path: Path) -> None:
+    """The bench is installed under names of its own: a project's ``simulator`` package is the one it gets,
+    under ``pytest`` and under ``python -m pytest`` (which puts the project's folder first on the path)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
+    (tmp_path / "simulator").mkdir()
+    (tmp_path / "simulator" / "__init__.py").write_text("OWN = True\n", encoding="utf-8")
+    (tmp_path / "simulator" / "scenario.py").write_text("NAME = 'the project'\n", encoding="utf-8")
+    (tmp_path / "test_own.py").write_text(
+        "import simulator, simulator.scenario\n\n"
+        "def test_own():\n    assert simulator.OWN and simulator.scenario.NAME == 'the project'\n",
+        encoding="utf-8",
+    )
+    module = pytest_in(tmp_path)
+    assert module.returncode == 0, module.stdout + module.stderr
+    script = subprocess.run(
+        [str(Path(sys.executable).parent / "pytest"), "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert script.returncode == 0, script.stdout + script.stderr
+    assert "1 passed" in module.stdout and "1 passed" in script.stdout

@@ -60,7 +60,7 @@ def test_odd_values(value: object) -> None:
     assert outcome(quick_json.dumps, value) == outcome(json.dumps, value)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("module", ["agent_cards.quick_json", "simulator.lich.quick"])
+@pytest.mark.parametrize("module", ["agent_cards.quick_json", "agent_cards_simulator.lich.quick"])
 def test_it_loads_no_json_nor_re_until_an_error(module: str) -> None:
     code = (
         f"import sys; sys.path.insert(0, sys.argv[1]); import {module} as quick\n"
@@ -80,7 +80,7 @@ def test_it_loads_no_json_nor_re_until_an_error(module: str) -> None:
 
 @given(values)
 def test_the_fake_lich_copy_is_json_too(value: object) -> None:
-    from simulator.lich import quick
+    from agent_cards_simulator.lich import quick
 
     for ascii_only in (True, False):
         assert quick.dumps(value, ensure_ascii=ascii_only, separators=(",", ":")) == json.dumps(

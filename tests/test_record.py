@@ -1,10 +1,10 @@
-"""simulator.record: the dataclass-like records of the fake lich and the scenario format."""
+"""agent_cards_simulator.record: the dataclass-like records of the fake lich and the scenario format."""
 
 from __future__ import annotations
 
 import pytest
 
-from simulator.record import Record, Value, field, replace
+from agent_cards_simulator.record import Record, Value, field, replace
 
 
 class Settings(Value):

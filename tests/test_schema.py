@@ -1,5 +1,5 @@
 """docs/scenario.schema.json: made from the format's definitions, a valid 2020-12 schema that every shipped
-scenario meets, and that agrees with the reader (simulator.scenario.reader.read) on what it refuses and
+scenario meets, and that agrees with the reader (agent_cards_simulator.scenario.reader.read) on what it refuses and
 what it accepts."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from simulator.scenario.expect import EVENTS, OPERATORS
-from simulator.scenario.reader import ScenarioError, read
-from simulator.scenario.schema import schema_text
-from simulator.scenario.settings import OPEN
-from simulator.scenario.steps import KINDS as STEP_KINDS
-from simulator.scenario.steps import steps_table
-from simulator.scenario.yamlnodes import load
-from simulator.transcript import EVENT_FIELDS
+from agent_cards_simulator.scenario.expect import EVENTS, OPERATORS
+from agent_cards_simulator.scenario.reader import ScenarioError, read
+from agent_cards_simulator.scenario.schema import schema_text
+from agent_cards_simulator.scenario.settings import OPEN
+from agent_cards_simulator.scenario.steps import KINDS as STEP_KINDS
+from agent_cards_simulator.scenario.steps import steps_table
+from agent_cards_simulator.scenario.yamlnodes import load
+from agent_cards_simulator.transcript import EVENT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / "docs" / "scenario.schema.json"
@@ -71,13 +71,15 @@ def test_the_schema_is_a_valid_2020_12_schema() -> None:
 
 def test_the_committed_schema_is_the_generated_one() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
-        "docs/scenario.schema.json is out of date: python -m simulator.scenario.schema > docs/scenario.schema.json"
+        "docs/scenario.schema.json is out of date: "
+        "python -m agent_cards_simulator.scenario.schema > docs/scenario.schema.json"
     )
 
 
 def test_the_docs_list_every_step_kind() -> None:
     assert steps_table() in DOCS_FILE.read_text(encoding="utf-8"), (
-        "the table of steps in docs/scenarios.md is out of date: python -m simulator.scenario.schema --steps-table"
+        "the table of steps in docs/scenarios.md is out of date: "
+        "python -m agent_cards_simulator.scenario.schema --steps-table"
     )
 
 
@@ -92,9 +94,9 @@ def test_every_scenario_file_is_shipped() -> None:
 def test_reading_a_scenario_loads_no_runtime_code() -> None:
     """The reader and its model know the format only: the host, the lich and the mod come in with the replay."""
     code = (
-        "import sys; from simulator.scenario.reader import read; read('scenarios/taskstop.yaml'); "
+        "import sys; from agent_cards_simulator.scenario.reader import read; read('scenarios/taskstop.yaml'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'agent_cards' "
-        "or m.startswith(('simulator.host', 'simulator.lich', 'simulator.runners', 'simulator.clock'))))"
+        "or m.startswith(tuple('agent_cards_simulator.' + p for p in ('host', 'lich', 'runners', 'clock')))))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from agent_cards.texts import person_text
-from simulator.scenario.reader import read
-from simulator.scenario.replay import replay
+from agent_cards_simulator.scenario.reader import read
+from agent_cards_simulator.scenario.replay import replay
 
 DEPTHS: tuple[str | None, ...] = (None, "0", "2", "deep")
 CARDS: tuple[str | None, ...] = (None, "off", "on")

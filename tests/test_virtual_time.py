@@ -13,8 +13,8 @@ import time
 import pytest
 from freezegun import freeze_time
 
-from simulator.scenario.reader import read
-from simulator.scenario.replay import replay
+from agent_cards_simulator.scenario.reader import read
+from agent_cards_simulator.scenario.replay import replay
 
 HOUR = """
 title: one worker, one hour
@@ -47,7 +47,7 @@ def test_an_hour_of_virtual_time_under_a_frozen_wall_clock(monkeypatch: pytest.M
 
 def test_timers_due_at_the_same_instant_run_in_the_order_set() -> None:
     """First in, first out among equal deadlines, whatever other timers are set in between."""
-    from simulator.clock import VirtualEventLoop
+    from agent_cards_simulator.clock import VirtualEventLoop
 
     loop = VirtualEventLoop()
     fired: list[object] = []

@@ -1,4 +1,4 @@
-"""simulator.workers: work spread over forked worker processes, given back in order, nothing lost."""
+"""agent_cards_simulator.workers: work spread over forked worker processes, given back in order, nothing lost."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from simulator.workers import default_jobs, in_order
+from agent_cards_simulator.workers import default_jobs, in_order
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forks")
 

@@ -1,10 +1,10 @@
 """``agent-cards fuzz``: generated scenarios replayed against the mod, every transcript checked against its
 invariants; a violation is shrunk and written out as a scenario file that replays and fails for the same reason.
 
-- :mod:`simulator.fuzz.writer`: a scenario as plain data, written as YAML the reader accepts (``Repeat``
-  for long texts), and read back into a :class:`simulator.scenario.model.Scenario`;
-- :mod:`simulator.fuzz.generate`: hypothesis strategies for host, lich and git behaviour;
-- :mod:`simulator.fuzz.invariants`: what must hold on every transcript, each as a check and, where the
+- :mod:`agent_cards_simulator.fuzz.writer`: a scenario as plain data, written as YAML the reader accepts (``Repeat``
+  for long texts), and read back into a :class:`agent_cards_simulator.scenario.model.Scenario`;
+- :mod:`agent_cards_simulator.fuzz.generate`: hypothesis strategies for host, lich and git behaviour;
+- :mod:`agent_cards_simulator.fuzz.invariants`: what must hold on every transcript, each as a check and, where the
   format can say it, as an expectation the written scenario carries;
-- :mod:`simulator.fuzz.command`: the command line.
+- :mod:`agent_cards_simulator.fuzz.command`: the command line.
 """

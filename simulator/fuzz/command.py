@@ -66,7 +66,7 @@ def main(args: list[str]) -> int:
 
 
 def run(cases: int, seed: int, out: Path, progress: bool = True) -> int:
-    from simulator.fuzz.engine import Fuzz
+    from agent_cards_simulator.fuzz.engine import Fuzz
 
     fuzz = Fuzz(seed, progress=progress)
     started = time.monotonic()

@@ -13,11 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as seeded
 
-from simulator.fuzz import generate, invariants
-from simulator.fuzz.invariants import Violation
-from simulator.fuzz.writer import scenario_of, to_yaml, write
-from simulator.scenario.reader import ScenarioError, read
-from simulator.scenario.replay import replay
+from agent_cards_simulator.fuzz import generate, invariants
+from agent_cards_simulator.fuzz.invariants import Violation
+from agent_cards_simulator.fuzz.writer import scenario_of, to_yaml, write
+from agent_cards_simulator.scenario.reader import ScenarioError, read
+from agent_cards_simulator.scenario.replay import replay
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for a scenario: host, lich and git behaviour, as plain data (:mod:`simulator.fuzz.writer`).
+"""Hypothesis strategies for a scenario: host, lich and git behaviour, as plain data (:mod:`.writer`).
 
 Every exit code and output shape lich may give (garbage, truncated, deep, huge, wrong types), opens that
 fail, hang or take long, failing session lists, Esc, reloads, ``session.start``, errands and the footer at
@@ -28,8 +28,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from agent_cards.branch import branch_name
-from simulator.fuzz.writer import Repeat
-from simulator.scenario.spec import MAX_MS
+from agent_cards_simulator.fuzz.writer import Repeat
+from agent_cards_simulator.scenario.spec import MAX_MS
 
 DELIVERIES = ("pending", "answered", "unanswered", "unread", "undelivered", "stopped", "expired", "", "weird")
 

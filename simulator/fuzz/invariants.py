@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.host.results import USER_REJECTED
-from simulator.scenario.model import Scenario
-from simulator.scenario.replay import Replay
+from agent_cards_simulator.host.results import USER_REJECTED
+from agent_cards_simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario.replay import Replay
 
 _FOOTER = re.compile(r"lich: (\d+) worker")
 #: Step problems the generator makes (an ``at:`` already past, a TaskStop of a call that opened no worker):

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from simulator.scenario.model import Scenario
-from simulator.scenario.reader import read
+from agent_cards_simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario.reader import read
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cards.engine import Event, HookResult, Host, Origin
-from simulator.host import results
-from simulator.host.registry import Registration, Registry
+from agent_cards_simulator.host import results
+from agent_cards_simulator.host.registry import Registration, Registry
 
 BUDGET_MS = 10_000
 LINGER_MS = 5_000

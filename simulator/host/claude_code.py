@@ -44,13 +44,13 @@ from agent_cards.engine import (
     ProcessResult,
     Timer,
 )
-from simulator.clock import VirtualEventLoop
-from simulator.host import results
-from simulator.host.chain import AbortSignal, Chain, Invocation
-from simulator.host.process_run import Executor, host_check
-from simulator.host.registry import Registry
-from simulator.record import Record, Value, field
-from simulator.transcript import Transcript
+from agent_cards_simulator.clock import VirtualEventLoop
+from agent_cards_simulator.host import results
+from agent_cards_simulator.host.chain import AbortSignal, Chain, Invocation
+from agent_cards_simulator.host.process_run import Executor, host_check
+from agent_cards_simulator.host.registry import Registry
+from agent_cards_simulator.record import Record, Value, field
+from agent_cards_simulator.transcript import Transcript
 
 #: The real Claude Code this fake host models (docs/conformance.md checks it against that engine).
 ENGINE_VERSION = "2.1.328"
@@ -194,7 +194,7 @@ class FakeClaudeCode:
     """Claude Code for one session on a virtual loop, the mod loaded through ``register``.
 
     ``loop`` is the scenario's own (its clock starts with the scenario: transcript times are its
-    :meth:`~simulator.clock.VirtualEventLoop.now_ms`); ``executor`` is the lich side: it answers
+    :meth:`~agent_cards_simulator.clock.VirtualEventLoop.now_ms`); ``executor`` is the lich side: it answers
     ``process.run`` and says when lich types a note.
     """
 

@@ -1,6 +1,6 @@
 """``process.run`` in the fake host: the engine's host checks and timeouts, then an executor.
 
-The executor is the seam between the host and the lich side of a replay (``simulator.runners``): the
+The executor is the seam between the host and the lich side of a replay (``agent_cards_simulator.runners``): the
 in-process runner answers from the fake lich's model and a scripted git on virtual time; the
 real-process runner runs real programs. Both answer with a :class:`ProcessResult` or raise
 :class:`ProcessError` with the engine's wording.
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from agent_cards.engine import MAX_TIMEOUT_MS, ProcessError, ProcessResult
-from simulator.host.chain import AbortSignal
-from simulator.lich.output import Note
+from agent_cards_simulator.host.chain import AbortSignal
+from agent_cards_simulator.lich.output import Note
 
 OUTPUT_CAP = 4 * 1024 * 1024  # 4 MiB per stream, measured
 _SURELY_UNDER = OUTPUT_CAP // 4  # characters: UTF-8 spends at most 4 bytes on one

@@ -3,18 +3,18 @@
 argv, environment and a virtual clock go in; stdout, stderr, an exit code and a virtual duration come
 out. Only the program does I/O; the model has no real time and no randomness. One job per module:
 
-- :mod:`~simulator.lich.scripts`: what a scenario scripts of its lich (``LichScript``, ``OpenScript``,
+- :mod:`~agent_cards_simulator.lich.scripts`: what a scenario scripts of its lich (``LichScript``, ``OpenScript``,
   ``ListScript``, ``StopScript``, ``Report``);
-- :mod:`~simulator.lich.world`: the roster over time (``LichWorld``: the sessions opened, their lives,
+- :mod:`~agent_cards_simulator.lich.world`: the roster over time (``LichWorld``: the sessions opened, their lives,
   the notes they bring, the naming schemes; its JSON form);
-- :mod:`~simulator.lich.commands`: one function per command, argv in and ``LichRun`` out, and what every
+- :mod:`~agent_cards_simulator.lich.commands`: one function per command, argv in and ``LichRun`` out, and what every
   command shares (flags, usage errors, unknown commands, no lich running);
-- :mod:`~simulator.lich.output`: what comes out (``LichRun``, ``Note``, a refusal) and the texts lich
+- :mod:`~agent_cards_simulator.lich.output`: what comes out (``LichRun``, ``Note``, a refusal) and the texts lich
   prints beyond one command's own lines (standard errors, Go's JSON, the Result prose, the notes);
-- :mod:`~simulator.record` (beside this package): how the records above are made (no ``dataclasses`` on start-up);
-- :mod:`~simulator.lich.goflags`: Go's ``flag`` parsing and ``strconv.Quote``;
-- :mod:`~simulator.lich.program`: the ``fake-lich`` program (state in a directory, a lock, atomic writes);
-- :mod:`~simulator.lich.install`: finding that program, and whether a process still runs.
+- :mod:`..record` (beside this package): how the records above are made (no ``dataclasses`` on start-up);
+- :mod:`~agent_cards_simulator.lich.goflags`: Go's ``flag`` parsing and ``strconv.Quote``;
+- :mod:`~agent_cards_simulator.lich.program`: the ``fake-lich`` program (state in a directory, a lock, atomic writes);
+- :mod:`~agent_cards_simulator.lich.install`: finding that program, and whether a process still runs.
 
 The commands it answers are the ones something runs:
 

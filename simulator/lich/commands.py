@@ -3,7 +3,7 @@
 :func:`run` does what every command shares (§1): the unknown-command text, Go-style flags, usage
 errors, ``--help``, "no lich is running", one ``lich: …`` line and exit 1 for a refusal. Then the
 command's function (:data:`COMMANDS`) checks its arguments, reads or changes the
-:class:`~simulator.lich.world.LichWorld`, and prints. Every command takes ``CALL_MS`` but ``open``,
+:class:`~agent_cards_simulator.lich.world.LichWorld`, and prints. Every command takes ``CALL_MS`` but ``open``,
 which takes its ``OpenScript.ms``.
 
 Which ``open`` gets which OpenScript: the n-th ``open`` that passes lich's own checks (flags, a
@@ -14,8 +14,8 @@ and prints no ``confined``, ``folder`` or ``run`` in ``open --json``.
 
 from __future__ import annotations
 
-from simulator.lich.goflags import FlagError, HelpRequested, Parsed, go_quote, parse
-from simulator.lich.output import (
+from agent_cards_simulator.lich.goflags import FlagError, HelpRequested, Parsed, go_quote, parse
+from agent_cards_simulator.lich.output import (
     CALL_MS,
     NO_APP,
     NO_LICH,
@@ -25,16 +25,16 @@ from simulator.lich.output import (
     result_prose,
     unknown_command,
 )
-from simulator.record import Value
+from agent_cards_simulator.record import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from simulator.lich.goflags import Kind
-    from simulator.lich.scripts import OpenScript, StopScript
-    from simulator.lich.world import Caller, LichWorld, Session
+    from agent_cards_simulator.lich.goflags import Kind
+    from agent_cards_simulator.lich.scripts import OpenScript, StopScript
+    from agent_cards_simulator.lich.world import Caller, LichWorld, Session
 
 __all__ = ["COMMANDS", "Call", "Command", "run"]
 

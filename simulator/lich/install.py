@@ -1,6 +1,6 @@
 """Where the ``fake-lich`` program of this installation is, and whether a process it started still runs.
 
-Kept apart from :mod:`simulator.lich.program`, whose start-up imports as little as it can.
+Kept apart from :mod:`agent_cards_simulator.lich.program`, whose start-up imports as little as it can.
 """
 
 from __future__ import annotations

@@ -2,13 +2,13 @@
 
 The texts here are those beyond one command's own lines: §1's standard errors, Go's JSON, §4.3's Result
 prose and §10's notes. A command's own wording (``Closed "…".``, ``… stopped its turn.``) stays with the
-command, in :mod:`simulator.lich.commands`. Labels are quoted as Go quotes them.
+command, in :mod:`agent_cards_simulator.lich.commands`. Labels are quoted as Go quotes them.
 """
 
 from __future__ import annotations
 
-from simulator.lich.goflags import go_quote
-from simulator.record import Value
+from agent_cards_simulator.lich.goflags import go_quote
+from agent_cards_simulator.record import Value
 
 __all__ = [
     "CALL_MS", "NO_APP", "NO_LICH", "LichRun", "Note", "Refused", "json_line", "note_text", "result_prose",
@@ -57,7 +57,7 @@ _GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u20
 
 def json_line(value: object) -> str:
     """One line of JSON as Go's encoding/json writes it: compact, with <, >, & and U+2028/9 escaped."""
-    from simulator.lich.quick import dumps  # json's, without loading json and re (issue 15)
+    from agent_cards_simulator.lich.quick import dumps  # json's, without loading json and re (issue 15)
 
     text = dumps(value, ensure_ascii=False, separators=(",", ":"))
     ascii = text.isascii()

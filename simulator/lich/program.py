@@ -1,7 +1,7 @@
-"""``fake-lich``: the fake lich of :mod:`simulator.lich.world` as a real program, its state kept in a directory.
+"""``fake-lich``: the fake lich of :mod:`.world` as a real program, its state kept in a directory.
 
 Every invocation answers one lich command line by handing it to :meth:`LichWorld.run`, so flags,
-usage errors and unknown commands behave exactly as :mod:`simulator.lich.commands` says (one ``lich: …`` line on stderr
+usage errors and unknown commands behave exactly as :mod:`.commands` says (one ``lich: …`` line on stderr
 and exit 1 for a refusal).
 
 The environment it reads:
@@ -42,10 +42,10 @@ import os
 import sys
 import time
 
-from simulator.lich import quick  # json and contextlib.suppress without what they import (issue 15)
-from simulator.lich.output import CALL_MS, LichRun
-from simulator.lich.scripts import LichScript
-from simulator.lich.world import LichWorld
+from agent_cards_simulator.lich import quick  # json and contextlib.suppress without what they import (issue 15)
+from agent_cards_simulator.lich.output import CALL_MS, LichRun
+from agent_cards_simulator.lich.scripts import LichScript
+from agent_cards_simulator.lich.world import LichWorld
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of every call)
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 All state lives in :class:`LichWorld` and round-trips through :meth:`LichWorld.to_json` /
 :meth:`LichWorld.from_json` as plain JSON values. There is no I/O, no real time and no randomness:
 a session's state at any time is derived from the times it keeps (opened, answers, closed, aborted).
-:meth:`LichWorld.run` answers one command line through :mod:`simulator.lich.commands`.
+:meth:`LichWorld.run` answers one command line through :mod:`agent_cards_simulator.lich.commands`.
 
 Fixed schemes of this fake:
 
@@ -24,18 +24,18 @@ Fixed schemes of this fake:
 
 from __future__ import annotations
 
-from simulator.lich import commands
-from simulator.lich.goflags import go_quote
-from simulator.lich.output import CALL_MS, LichRun, Note, Refused, json_line, note_text
-from simulator.lich.scripts import LichScript, Report, script_from_json
-from simulator.record import Record, Value, plain
+from agent_cards_simulator.lich import commands
+from agent_cards_simulator.lich.goflags import go_quote
+from agent_cards_simulator.lich.output import CALL_MS, LichRun, Note, Refused, json_line, note_text
+from agent_cards_simulator.lich.scripts import LichScript, Report, script_from_json
+from agent_cards_simulator.record import Record, Value, plain
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from simulator.lich.scripts import OpenScript
+    from agent_cards_simulator.lich.scripts import OpenScript
 
 __all__ = ["OPEN_ERRAND", "Caller", "LichWorld", "Session", "slug"]
 

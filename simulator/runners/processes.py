@@ -1,8 +1,8 @@
 """``replay --processes``: the same scenarios, with every lich and git call run as a real process.
 
-:class:`ProcessExecutor` is the :class:`~simulator.host.process_run.Executor` of this mode. The mod's argv is
+:class:`ProcessExecutor` is the :class:`~..host.process_run.Executor` of this mode. The mod's argv is
 recorded as given; only at execution is ``$LICH_BIN`` swapped for the ``fake-lich`` program, whose state
-lives in a directory of the scenario's own (:mod:`simulator.lich.program`), and ``git`` runs for real
+lives in a directory of the scenario's own (:mod:`agent_cards_simulator.lich.program`), and ``git`` runs for real
 in a scratch repository built from the scenario's ``session.git`` when the replay first runs git (a
 scenario that never does costs no repository; one whose branch git refuses fails, with git's reason,
 only when it runs git). Time stays virtual:
@@ -13,7 +13,7 @@ only when it runs git). Time stays virtual:
   (``FAKE_LICH_TURN_FD``, given when the call before it has reported) before it touches the world, so
   the world changes in the order the calls were made, as in the in-process mode. The virtual clock
   stands still until the report is in; then the call waits that long on the virtual clock exactly as
-  :class:`~simulator.runners.virtual.VirtualExecutor` does.
+  :class:`~agent_cards_simulator.runners.virtual.VirtualExecutor` does.
 - the rest of the process (a real sleep, its output, its exit) is collected through
   :meth:`VirtualEventLoop.run_real`, in a thread: the virtual clock stands still until it is in,
   and the real sleeps of calls made together overlap.
@@ -45,14 +45,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import agent_cards
 from agent_cards.engine import ProcessError, ProcessResult
-from simulator.clock import VirtualEventLoop
-from simulator.host.chain import AbortSignal
-from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
-from simulator.lich import program as lich_program
-from simulator.lich.install import SetupError, alive, fake_lich_program
-from simulator.lich.output import CALL_MS, Note
-from simulator.lich.program import (
+from agent_cards_simulator.clock import VirtualEventLoop
+from agent_cards_simulator.host.chain import AbortSignal
+from agent_cards_simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from agent_cards_simulator.lich import program as lich_program
+from agent_cards_simulator.lich.install import SetupError, alive, fake_lich_program
+from agent_cards_simulator.lich.output import CALL_MS, Note
+from agent_cards_simulator.lich.program import (
     ARGV0_ENV,
     NOW_ENV,
     REAL_SLEEP_ENV,
@@ -62,10 +63,10 @@ from simulator.lich.program import (
     create_state,
     transact,
 )
-from simulator.lich.world import LichWorld
-from simulator.runners.virtual import GIT_MS, GitScript
-from simulator.scenario.reader import Scenario
-from simulator.scenario.replay import Replay, git_script, replay
+from agent_cards_simulator.lich.world import LichWorld
+from agent_cards_simulator.runners.virtual import GIT_MS, GitScript
+from agent_cards_simulator.scenario.reader import Scenario
+from agent_cards_simulator.scenario.replay import Replay, git_script, replay
 
 __all__ = ["ProcessExecutor", "ProcessRuns", "SetupError", "alive", "comparable", "replay_processes"]
 
@@ -298,9 +299,16 @@ class ProcessExecutor:
 
 
 #: How a replay starts fake-lich: its interpreter, isolated (``-I``: no user site, no ``PYTHON*``
-#: variables) and without ``site`` (``-S``), the package's folder first on ``sys.path``. Started so, a
-#: call costs its interpreter's bare start-up and what fake-lich imports, not a venv's site.
-_BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from simulator.lich.program import main; sys.exit(main())"
+#: variables) and without ``site`` (``-S``). Started so, a call costs its interpreter's bare start-up
+#: and what fake-lich imports, not a venv's site. Without ``site`` an editable install's import hook is
+#: not there either, so the boot names the two folders itself: the mod's parent first on ``sys.path``,
+#: and the bench's package (whose ``__init__`` is empty) given its folder as its path.
+_BOOT = (
+    "import sys; mods, bench = sys.argv.pop(1), sys.argv.pop(1); sys.path.insert(0, mods); "
+    "package = type(sys)('agent_cards_simulator'); package.__path__ = [bench]; "
+    "sys.modules['agent_cards_simulator'] = package; "
+    "from agent_cards_simulator.lich.program import main; sys.exit(main())"
+)
 
 
 def fake_lich_command(program: str) -> list[str]:
@@ -309,8 +317,9 @@ def fake_lich_command(program: str) -> list[str]:
     interpreter = first[2:].decode().strip() if first.startswith(b"#!") else ""
     if not interpreter or " " in interpreter or not os.path.isfile(interpreter):
         return [program]  # not a plain Python script: run it as it is
-    root = str(Path(lich_program.__file__).resolve().parents[2])
-    return [interpreter, "-I", "-S", "-c", _BOOT, root]
+    mods = str(Path(agent_cards.__file__).resolve().parents[1])
+    bench = str(Path(lich_program.__file__).resolve().parents[1])
+    return [interpreter, "-I", "-S", "-c", _BOOT, mods, bench]
 
 
 def _read_to_end(fd: int, deadline: float) -> bytes:
@@ -374,7 +383,7 @@ def _git_workspace(scratch: Path, script: GitScript, env: Mapping[str, str]) -> 
 
 
 class ProcessRuns:
-    """The :data:`~simulator.scenario.replay.ExecutorFactory` of ``replay --processes``, and what it leaves behind.
+    """The :data:`~..scenario.replay.ExecutorFactory` of ``replay --processes``, and what it leaves behind.
 
     Use it as a context manager: every scenario replayed through it gets a scratch directory in one
     temporary directory, and on leaving, every process still running is killed and the directory removed.

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agent_cards.engine import ProcessResult
-from simulator.host.chain import AbortSignal
-from simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
-from simulator.lich.output import Note
-from simulator.lich.world import LichWorld
-from simulator.record import Value
+from agent_cards_simulator.host.chain import AbortSignal
+from agent_cards_simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from agent_cards_simulator.lich.output import Note
+from agent_cards_simulator.lich.world import LichWorld
+from agent_cards_simulator.record import Value
 
 GIT_MS = 5
 NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
@@ -35,7 +35,7 @@ class GitScript(Value):
 class VirtualExecutor:
     """Answers from the fake lich's model and the scripted git, taking their time on the virtual clock.
 
-    ``now_ms`` tells the virtual time in ms (:meth:`~simulator.clock.VirtualEventLoop.now_ms`).
+    ``now_ms`` tells the virtual time in ms (:meth:`~agent_cards_simulator.clock.VirtualEventLoop.now_ms`).
     """
 
     def __init__(self, world: LichWorld, git: GitScript, lich_installed: bool, now_ms: Callable[[], int]) -> None:

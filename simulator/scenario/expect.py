@@ -6,7 +6,7 @@ matches every field; ``count: N`` asks for exactly N; ``- no run: {argv: {contai
 A field's matcher is a value (equal), a mapping (a partial match of an object, recursively), a list
 (equal, item by item), or a mapping of operators only (``OPERATORS``: each says what it holds for, how
 its argument is described, and how it is checked). The kinds of event an expectation may name, and
-their fields, are ``EVENTS`` (the transcript's contract, :mod:`simulator.transcript`).
+their fields, are ``EVENTS`` (the transcript's contract, :mod:`agent_cards_simulator.transcript`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from simulator.record import Value
-from simulator.scenario.model import Expectation
-from simulator.scenario.spec import FAILED, Defs, Kind, Reader, Schema, did_you_mean, is_int, plain
-from simulator.scenario.yamlnodes import YList, YMap
+from agent_cards_simulator.record import Value
+from agent_cards_simulator.scenario.model import Expectation
+from agent_cards_simulator.scenario.spec import FAILED, Defs, Kind, Reader, Schema, did_you_mean, is_int, plain
+from agent_cards_simulator.scenario.yamlnodes import YList, YMap
 
 # -- event kinds ----------------------------------------------------------------------------------------
 

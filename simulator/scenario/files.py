@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from simulator.scenario.reader import Scenario, ScenarioError, read
-from simulator.scenario.yamlnodes import YamlError, load, read_file
+from agent_cards_simulator.scenario.reader import Scenario, ScenarioError, read
+from agent_cards_simulator.scenario.yamlnodes import YamlError, load, read_file
 
 CLAUSES_FILE = "clauses.yaml"
 #: Clause lists already read, by path, with the (mtime, size) they were read at: a folder of scenarios

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from simulator.scenario.render import argv_text, lich_printed
-from simulator.scenario.replay import Replay
+from agent_cards_simulator.scenario.render import argv_text, lich_printed
+from agent_cards_simulator.scenario.replay import Replay
 
 #: The participants: their id in the diagram and the name shown.
 PARTICIPANTS = (("Model", "the model"), ("CC", "Claude Code"), ("Mod", "agent cards mod"), ("Lich", "lich"),

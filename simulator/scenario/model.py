@@ -1,8 +1,8 @@
 """What a scenario file says, as the reader returns it: plain frozen values of the format's own.
 
 Nothing here knows the fake host, the fake lich or the mod; the replay
-(:mod:`simulator.scenario.replay`) turns these values into theirs. The step kinds' own values are
-defined with their kinds in :mod:`simulator.scenario.steps`; the defaults below are the format's
+(:mod:`agent_cards_simulator.scenario.replay`) turns these values into theirs. The step kinds' own values are
+defined with their kinds in :mod:`agent_cards_simulator.scenario.steps`; the defaults below are the format's
 documented defaults (docs/scenarios.md).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from simulator.record import Value, field
+from agent_cards_simulator.record import Value, field
 
 DEFAULT_ENV: Mapping[str, str] = {
     "LICH_BIN": "/opt/lich/bin/lich",
@@ -113,7 +113,7 @@ class Session(Value):
 
 
 class Step(Protocol):
-    """One step; its kinds (what each reads, how it runs) are in :mod:`simulator.scenario.steps`."""
+    """One step; its kinds (what each reads, how it runs) are in :mod:`agent_cards_simulator.scenario.steps`."""
 
     async def run(self, play: Any, /) -> str | None:
         """Play the step on the replay's stage; a problem the scenario made comes back as a message."""

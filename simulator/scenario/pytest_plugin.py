@@ -11,8 +11,8 @@ it in ``pyproject.toml``::
 and ``pytest -o agent_cards_scenarios=DIR`` switches it on for one run. Snapshots need syrupy (the
 ``test`` extra); asking for scenarios without it is one usage error, not a failing import in every
 project that happens to have agent-cards installed. ``pytest --snapshot-update`` accepts a changed
-transcript. The replay lives in :mod:`simulator.scenario.replay`, the snapshot format in
-:mod:`simulator.scenario.snapshot`.
+transcript. The replay lives in :mod:`agent_cards_simulator.scenario.replay`, the snapshot format in
+:mod:`agent_cards_simulator.scenario.snapshot`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 OPTION = "agent_cards_scenarios"
-CLAUSES_FILE = "clauses.yaml"  # the clause list beside the scenarios (simulator.scenario.files)
+CLAUSES_FILE = "clauses.yaml"  # the clause list beside the scenarios (agent_cards_simulator.scenario.files)
 _FOLDERS = pytest.StashKey[tuple[Path, ...]]()
 
 
@@ -66,10 +66,10 @@ class ScenarioFile(pytest.File):
 
 
 def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
-    from simulator.scenario.files import read_checked
-    from simulator.scenario.reader import ScenarioError
-    from simulator.scenario.replay import replay
-    from simulator.scenario.snapshot import TranscriptExtension, snapshot_value
+    from agent_cards_simulator.scenario.files import read_checked
+    from agent_cards_simulator.scenario.reader import ScenarioError
+    from agent_cards_simulator.scenario.replay import replay
+    from agent_cards_simulator.scenario.snapshot import TranscriptExtension, snapshot_value
 
     try:
         scenario = read_checked(Path(request.node.path))

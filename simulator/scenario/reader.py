@@ -1,10 +1,10 @@
 """A scenario file, read and checked: every problem becomes one ``FILE:LINE: what is wrong`` line.
 
 The format is documented in docs/scenarios.md. It is defined once: the top level here, the settings in
-:mod:`simulator.scenario.settings`, the step kinds in :mod:`simulator.scenario.steps`, the expectations
-in :mod:`simulator.scenario.expect`; each reads, checks and describes itself, and
-:mod:`simulator.scenario.schema` makes docs/scenario.schema.json from them. What ``read`` returns is
-:mod:`simulator.scenario.model`: plain values, no runtime code.
+:mod:`.settings`, the step kinds in :mod:`.steps`, the expectations
+in :mod:`agent_cards_simulator.scenario.expect`; each reads, checks and describes itself, and
+:mod:`agent_cards_simulator.scenario.schema` makes docs/scenario.schema.json from them. What ``read`` returns is
+:mod:`agent_cards_simulator.scenario.model`: plain values, no runtime code.
 
 Short for the common case (a session inside lich, interactive, on branch ``main``; every open answers
 ``pending`` after 800 ms), precise when needed.
@@ -16,14 +16,25 @@ import re
 from pathlib import Path
 from typing import Any
 
-from simulator.record import replace
-from simulator.scenario.expect import KINDS, OPERATORS, Expectations
-from simulator.scenario.model import DEFAULT_ENV, Expectation, Lich, Scenario, Session, Step
-from simulator.scenario.settings import LICH, SESSION
-from simulator.scenario.spec import FAILED, Defs, Field, Kind, Reader, Record, Schema, Text, did_you_mean, show
-from simulator.scenario.steps import Steps, opens
-from simulator.scenario.variants import Variants, expand
-from simulator.scenario.yamlnodes import YamlError, YList, YMap, load, read_file
+from agent_cards_simulator.record import replace
+from agent_cards_simulator.scenario.expect import KINDS, OPERATORS, Expectations
+from agent_cards_simulator.scenario.model import DEFAULT_ENV, Expectation, Lich, Scenario, Session, Step
+from agent_cards_simulator.scenario.settings import LICH, SESSION
+from agent_cards_simulator.scenario.spec import (
+    FAILED,
+    Defs,
+    Field,
+    Kind,
+    Reader,
+    Record,
+    Schema,
+    Text,
+    did_you_mean,
+    show,
+)
+from agent_cards_simulator.scenario.steps import Steps, opens
+from agent_cards_simulator.scenario.variants import Variants, expand
+from agent_cards_simulator.scenario.yamlnodes import YamlError, YList, YMap, load, read_file
 
 __all__ = ["DEFAULT_ENV", "KINDS", "OPERATORS", "TOP", "Expectation", "Scenario", "ScenarioError", "read"]
 
@@ -108,7 +119,7 @@ TOP = Record(
 
 def read(path: Path | str, text: str | None = None, known_clauses: set[str] | None = None) -> Scenario:
     file = str(path)
-    try:  # a hostile file too: bounded in size, depth, aliases, texts (simulator.scenario.yamlnodes)
+    try:  # a hostile file too: bounded in size, depth, aliases, texts (agent_cards_simulator.scenario.yamlnodes)
         data = load(text if text is not None else read_file(path))
     except YamlError as error:
         raise ScenarioError(file, [(error.line, error.message)]) from None

@@ -12,7 +12,7 @@ import json
 import shlex
 from typing import Any
 
-from simulator.scenario.replay import Replay
+from agent_cards_simulator.scenario.replay import Replay
 
 _WIDTH = 14
 #: The header under a scenario's first line: what the columns are.

@@ -4,9 +4,9 @@
 cannot run or an expectation that fails is a failure message in the result, so a contributor sees one
 line, not a traceback.
 
-The scenario (:mod:`simulator.scenario.model`) holds the format's own values; here they become the
+The scenario (:mod:`agent_cards_simulator.scenario.model`) holds the format's own values; here they become the
 runtime's: the host's ``Permission`` and ``Origin``, the fake lich's scripts, the scripted git. Each step
-runs itself (:mod:`simulator.scenario.steps`) on a ``Play``: the host, and those conversions.
+runs itself (:mod:`.steps`) on a ``Play``: the host, and those conversions.
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_cards.engine import ENGINE, Origin
-from simulator.clock import Stalled, VirtualEventLoop
-from simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Session
-from simulator.host.process_run import Executor
-from simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
-from simulator.lich.world import LichWorld
-from simulator.record import Record, field
-from simulator.runners.virtual import NOT_A_REPO, GitScript, VirtualExecutor
-from simulator.scenario import expect, model
-from simulator.scenario.model import Scenario
-from simulator.scenario.scripted import scripted
-from simulator.scenario.spec import MAX_MS
-from simulator.scenario.steps import Call
+from agent_cards_simulator.clock import Stalled, VirtualEventLoop
+from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Session
+from agent_cards_simulator.host.process_run import Executor
+from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
+from agent_cards_simulator.lich.world import LichWorld
+from agent_cards_simulator.record import Record, field
+from agent_cards_simulator.runners.virtual import NOT_A_REPO, GitScript, VirtualExecutor
+from agent_cards_simulator.scenario import expect, model
+from agent_cards_simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario.scripted import scripted
+from agent_cards_simulator.scenario.spec import MAX_MS
+from agent_cards_simulator.scenario.steps import Call
 
 
 class Replay(Record):
@@ -80,7 +80,7 @@ def lich_script(scenario: Scenario) -> LichScript:
         lists=tuple(
             ListScript(from_ms=w.from_ms, until_ms=w.until_ms, stdout=w.stdout, stderr=w.stderr, exit=w.exit)
             for w in lich.lists
-            if w.read is None  # by its read: answered by simulator.scenario.scripted
+            if w.read is None  # by its read: answered by agent_cards_simulator.scenario.scripted
         ),
         opens=tuple(open_script(o) for o in lich.opens),
         stops={name: StopScript(exit=stop.exit, stderr=stop.stderr) for name, stop in lich.stops.items()},
@@ -114,7 +114,7 @@ def origin(name: str) -> Origin:
 
 
 class Play:
-    """What a step runs on (:mod:`simulator.scenario.steps`): the host, and the scenario's values as its own."""
+    """What a step runs on (:mod:`.steps`): the host, and the scenario's values as its own."""
 
     def __init__(self, host: FakeClaudeCode) -> None:
         self.host = host

@@ -1,12 +1,12 @@
 """docs/scenario.schema.json, made from the definitions of the format (never written by hand).
 
-    python -m simulator.scenario.schema > docs/scenario.schema.json
-    python -m simulator.scenario.schema --steps-table     # the table of steps in docs/scenarios.md
+    python -m agent_cards_simulator.scenario.schema > docs/scenario.schema.json
+    python -m agent_cards_simulator.scenario.schema --steps-table     # the table of steps in docs/scenarios.md
 
 The schema is JSON Schema draft 2020-12, for editors with a YAML language server: every key carries
 its description. It is made from the same definitions the reader checks with (the top level in
-:mod:`simulator.scenario.reader`, the settings in :mod:`simulator.scenario.settings`, the step kinds in
-:mod:`simulator.scenario.steps`, the expectations in :mod:`simulator.scenario.expect`);
+:mod:`.reader`, the settings in :mod:`.settings`, the step kinds in
+:mod:`agent_cards_simulator.scenario.steps`, the expectations in :mod:`agent_cards_simulator.scenario.expect`);
 tests/test_schema.py checks that the committed file is this one.
 """
 
@@ -16,9 +16,9 @@ import json
 import sys
 from typing import Any
 
-from simulator.scenario.reader import TOP
-from simulator.scenario.spec import Defs
-from simulator.scenario.steps import steps_table
+from agent_cards_simulator.scenario.reader import TOP
+from agent_cards_simulator.scenario.spec import Defs
+from agent_cards_simulator.scenario.steps import steps_table
 
 
 def scenario_schema() -> dict[str, Any]:
@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
         print(steps_table())
         return 0
     if argv[1:]:
-        print("usage: python -m simulator.scenario.schema [--steps-table]", file=sys.stderr)
+        print("usage: python -m agent_cards_simulator.scenario.schema [--steps-table]", file=sys.stderr)
         return 2
     sys.stdout.write(schema_text())
     return 0

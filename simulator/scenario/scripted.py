@@ -11,17 +11,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agent_cards.engine import ProcessResult
-from simulator.host.chain import AbortSignal
-from simulator.host.process_run import Executor, capped, interrupted, not_found, timed_out, wait_unless_aborted
-from simulator.lich.output import Note
-from simulator.scenario.model import GitRun, ListWindow, Scenario
+from agent_cards_simulator.host.chain import AbortSignal
+from agent_cards_simulator.host.process_run import (
+    Executor,
+    capped,
+    interrupted,
+    not_found,
+    timed_out,
+    wait_unless_aborted,
+)
+from agent_cards_simulator.lich.output import Note
+from agent_cards_simulator.scenario.model import GitRun, ListWindow, Scenario
 
 GIT_MS = 5  # as the scripted git takes
 LIST_MS = 30  # as the fake lich's other commands take
 
 
 class ScriptedRuns:
-    """An :class:`~simulator.host.process_run.Executor` that answers the scenario's own scripted runs first."""
+    """An :class:`~..host.process_run.Executor` that answers the scenario's own scripted runs first."""
 
     def __init__(self, inner: Executor, git_runs: tuple[GitRun, ...], reads: Mapping[int, ListWindow],
                  git_missing: bool = False) -> None:

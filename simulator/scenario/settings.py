@@ -1,16 +1,16 @@
 """The scenario's settings: ``session``, ``lich``, and the parts a call may repeat (``permission``, an open).
 
-Each is defined once, with :mod:`simulator.scenario.spec`: how it is read and checked, what it becomes
-in the model (:mod:`simulator.scenario.model`), and its description in the schema.
+Each is defined once, with :mod:`agent_cards_simulator.scenario.spec`: how it is read and checked, what it becomes
+in the model (:mod:`agent_cards_simulator.scenario.model`), and its description in the schema.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from simulator.scenario import model
-from simulator.scenario.model import DEFAULT_ENV
-from simulator.scenario.spec import (
+from agent_cards_simulator.scenario import model
+from agent_cards_simulator.scenario.model import DEFAULT_ENV
+from agent_cards_simulator.scenario.spec import (
     FAILED,
     Bool,
     Defs,
@@ -29,7 +29,7 @@ from simulator.scenario.spec import (
     is_int,
     show,
 )
-from simulator.scenario.yamlnodes import YMap
+from agent_cards_simulator.scenario.yamlnodes import YMap
 
 # -- permission -------------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
 
-from simulator.scenario.replay import Replay
+from agent_cards_simulator.scenario.replay import Replay
 
 
 def snapshot_value(replay: Replay) -> dict[str, Any]:

@@ -10,8 +10,8 @@ are said once:
   referred to with ``$ref``.
 
 Records (mappings of known keys) are tables of ``Field``s. The step kinds
-(:mod:`simulator.scenario.steps`), the expectations (:mod:`simulator.scenario.expect`) and the
-settings (:mod:`simulator.scenario.reader`) are written with these; :mod:`simulator.scenario.schema`
+(:mod:`agent_cards_simulator.scenario.steps`), the expectations (:mod:`agent_cards_simulator.scenario.expect`) and the
+settings (:mod:`.reader`) are written with these; :mod:`.schema`
 puts the schema together from them. Nothing here knows the fake host or lich.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from simulator.record import Value
-from simulator.scenario.yamlnodes import YList, YMap, line_of
+from agent_cards_simulator.record import Value
+from agent_cards_simulator.scenario.yamlnodes import YList, YMap, line_of
 
 Schema = dict[str, Any]
 Defs = dict[str, Schema]

@@ -1,8 +1,8 @@
 """The step kinds: each is defined here once, with what it reads, how it runs, and how it is documented.
 
-A step kind is an immutable record (:class:`simulator.record.Value`, the step as the model holds it:
+A step kind is an immutable record (:class:`agent_cards_simulator.record.Value`, the step as the model holds it:
 a frozen dataclass, without the cost of one at start-up) with an ``async run(play)``, and
-its registration: the key it is written with, its value's kind (:mod:`simulator.scenario.spec`: how the
+its registration: the key it is written with, its value's kind (:mod:`agent_cards_simulator.scenario.spec`: how the
 value is checked, and its schema), a one-line form and meaning (the schema's description and the table
 in docs/scenarios.md). For instance::
 
@@ -16,8 +16,8 @@ in docs/scenarios.md). For instance::
             return None
 
 That is all a new kind takes: the reader finds it by its key, the replay runs it, the schema
-(``python -m simulator.scenario.schema``) and the docs' table (``--steps-table``) describe it. A kind
-runs on the replay's ``Play`` (:mod:`simulator.scenario.replay`): the fake host, and the conversion of
+(``python -m agent_cards_simulator.scenario.schema``) and the docs' table (``--steps-table``) describe it. A kind
+runs on the replay's ``Play`` (:mod:`agent_cards_simulator.scenario.replay`): the fake host, and the conversion of
 the model's values to the host's. Nothing here imports either.
 
 The call steps (``call``, ``taskstop``, ``parallel``) take more keys than their own and are written out
@@ -31,10 +31,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from simulator.record import Value
-from simulator.scenario import model
-from simulator.scenario.settings import OPEN, PERMISSION
-from simulator.scenario.spec import (
+from agent_cards_simulator.record import Value
+from agent_cards_simulator.scenario import model
+from agent_cards_simulator.scenario.settings import OPEN, PERMISSION
+from agent_cards_simulator.scenario.spec import (
     FAILED,
     AnyOf,
     Bool,
@@ -53,10 +53,10 @@ from simulator.scenario.spec import (
     plain,
     show,
 )
-from simulator.scenario.yamlnodes import YList, YMap
+from agent_cards_simulator.scenario.yamlnodes import YList, YMap
 
 if TYPE_CHECKING:
-    from simulator.scenario.replay import Play
+    from agent_cards_simulator.scenario.replay import Play
 
 
 class Ids:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from simulator.scenario.spec import Defs, Kind, Reader, Schema, show
-from simulator.scenario.yamlnodes import YList, YMap
+from agent_cards_simulator.scenario.spec import Defs, Kind, Reader, Schema, show
+from agent_cards_simulator.scenario.yamlnodes import YList, YMap
 
 KEYS = frozenset({"name", "about", "session", "lich", "set", "expect"})
 _STEP = re.compile(r"([^.\[\]]+)|\[(-?[0-9]+)\]")

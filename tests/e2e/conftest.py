@@ -21,9 +21,9 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from claude_driver.install import default_cache_dir, ensure_claude, is_installed  # noqa: E402
-from claude_driver.model_api import Reply, ScriptedModel  # noqa: E402
-from claude_driver.sandbox import Sandbox  # noqa: E402
+from agent_cards_claude_driver.install import default_cache_dir, ensure_claude, is_installed  # noqa: E402
+from agent_cards_claude_driver.model_api import Reply, ScriptedModel  # noqa: E402
+from agent_cards_claude_driver.sandbox import Sandbox  # noqa: E402
 
 _HERE = Path(__file__).resolve().parent
 

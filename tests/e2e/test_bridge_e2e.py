@@ -23,13 +23,13 @@ import pytest
 
 from agent_cards import bridge
 from agent_cards.texts import agent_text, person_text
-from claude_driver.lich_log import LoggedLich
-from claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
-from claude_driver.runs import run_validate
-from claude_driver.sandbox import Sandbox
-from claude_driver.tui import Tui
-from simulator.lich.install import SetupError
-from simulator.lich.scripts import LichScript, OpenScript, Report
+from agent_cards_claude_driver.lich_log import LoggedLich
+from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
+from agent_cards_claude_driver.runs import run_validate
+from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.tui import Tui
+from agent_cards_simulator.lich.install import SetupError
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
 

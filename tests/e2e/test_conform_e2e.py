@@ -2,7 +2,7 @@
 
 Each scenario is replayed by the fake host and run in the real interactive Claude Code (the plugin's
 bridged module, the scripted model, fake-lich in real time); the two transcripts must agree, or differ
-only as ``conformance.command.EXPLAINED`` says. The whole tier is ``agent-cards conform scenarios``.
+only as ``agent_cards_conformance.command.EXPLAINED`` says. The whole tier is ``agent-cards conform scenarios``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.command import Result, conform_one, to_text
-from simulator.scenario.files import load_all
+from agent_cards_conformance.command import Result, conform_one, to_text
+from agent_cards_simulator.scenario.files import load_all
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
 

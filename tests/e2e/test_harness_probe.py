@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
-from claude_driver.runs import run_print, run_validate
-from claude_driver.sandbox import Sandbox
-from claude_driver.tui import Tui
+from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
+from agent_cards_claude_driver.runs import run_print, run_validate
+from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.tui import Tui
 
 ModelFactory = Callable[..., ScriptedModel]
 ProbeFactory = Callable[..., Any]

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from agent_cards.texts import agent_text, person_text
-from claude_driver.lich_log import LoggedLich
-from claude_driver.model_api import RecordedRequest, ScriptedModel, ToolUse, text_of, tool_results
-from claude_driver.runs import run_print, run_validate
-from claude_driver.sandbox import Sandbox
-from claude_driver.tui import Tui
-from simulator.lich.install import SetupError
-from simulator.lich.scripts import LichScript, OpenScript
+from agent_cards_claude_driver.lich_log import LoggedLich
+from agent_cards_claude_driver.model_api import RecordedRequest, ScriptedModel, ToolUse, text_of, tool_results
+from agent_cards_claude_driver.runs import run_print, run_validate
+from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.tui import Tui
+from agent_cards_simulator.lich.install import SetupError
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript
 
 pytestmark = pytest.mark.e2e
 

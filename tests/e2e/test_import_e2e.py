@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from claude_driver.model_api import ScriptedModel, ToolUse
-from claude_driver.runs import run_print
-from claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse
+from agent_cards_claude_driver.runs import run_print
+from agent_cards_claude_driver.sandbox import Sandbox
 
 pytestmark = pytest.mark.e2e
 
@@ -42,9 +42,9 @@ def test_a_real_session_log_imports_and_replays(
     if keep:  # to refresh the committed fixture (tests/fixtures/sessions/), then scrubbed by hand
         shutil.copy(logs[0], keep)
 
-    from simulator.scenario.importer import import_session
-    from simulator.scenario.reader import read
-    from simulator.scenario.replay import replay
+    from agent_cards_simulator.scenario.importer import import_session
+    from agent_cards_simulator.scenario.reader import read
+    from agent_cards_simulator.scenario.replay import replay
 
     imported = import_session(logs[0])
     assert not [p for p in imported.problems if "Agent" in p], imported.problems

@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from claude_driver.model_api import ScriptedModel, Text, ToolUse, text_of, tool_results
+from agent_cards_claude_driver.model_api import ScriptedModel, Text, ToolUse, text_of, tool_results
 
 
 def _post(model: ScriptedModel, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_driver.runs import run_plugin_test
+from agent_cards_claude_driver.runs import run_plugin_test
 
 pytestmark = pytest.mark.e2e
 
