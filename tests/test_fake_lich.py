@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent_cards.record import Record, Value, plain
 from agent_cards_simulator.lich.commands import COMMANDS
 from agent_cards_simulator.lich.goflags import FlagError, HelpRequested, Kind, go_quote, parse
 from agent_cards_simulator.lich.output import CALL_MS, LichRun, Note, json_line
 from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
 from agent_cards_simulator.lich.world import LichWorld, Session, slug
-from agent_cards_simulator.record import Record, Value, plain
 
 BIN = "/opt/lich/bin/lich"
 ENV = {"LICH_SESSION_ID": "3c4d", "LICH_BIN": BIN, "LICH_PORT": "47999", "LICH_TOKEN": "tok"}

@@ -250,8 +250,11 @@ def test_fake_lich_imports_only_what_a_call_needs() -> None:
     modules = set(json.loads(done.stdout.replace("'", '"')))
     loaded = {m.split(".")[0] for m in modules}
     assert not loaded & {"yaml", "asyncio", "subprocess", "tempfile"}, loaded
-    # Of the mod, only the fast JSON both share (standard library only): nothing of its rules or texts.
-    assert {m for m in modules if m.split(".")[0] == "agent_cards"} == {"agent_cards", "agent_cards.quick_json"}
+    # Of the mod, only the fast JSON and the records all share (standard library only): nothing of its rules
+    # or texts.
+    assert {m for m in modules if m.split(".")[0] == "agent_cards"} == {
+        "agent_cards", "agent_cards.quick_json", "agent_cards.record"
+    }
     assert Path(str(agent_cards_simulator.__file__)).read_text(encoding="utf-8") == ""
 
 

@@ -1,10 +1,10 @@
-"""agent_cards_simulator.record: the dataclass-like records of the fake lich and the scenario format."""
+"""agent_cards.record: the one way the project writes a record, immutable or mutable."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent_cards_simulator.record import Record, Value, field, replace
+from agent_cards.record import Record, Value, field, replace
 
 
 class Settings(Value):

@@ -44,12 +44,12 @@ from agent_cards.engine import (
     ProcessResult,
     Timer,
 )
+from agent_cards.record import Record, Value, field
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.chain import AbortSignal, Chain, Invocation
 from agent_cards_simulator.host.process_run import Executor, host_check
 from agent_cards_simulator.host.registry import Registry
-from agent_cards_simulator.record import Record, Value, field
 from agent_cards_simulator.transcript import Transcript
 
 #: The real Claude Code this fake host models (docs/conformance.md checks it against that engine).

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_cards.engine import Event, Hook, Matcher
-from agent_cards_simulator.record import Value
+from agent_cards.record import Value
 
 TIERS = ("prepend", "user", "inline", "append", "builtin")
 

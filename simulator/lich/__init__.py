@@ -11,7 +11,7 @@ out. Only the program does I/O; the model has no real time and no randomness. On
   command shares (flags, usage errors, unknown commands, no lich running);
 - :mod:`~agent_cards_simulator.lich.output`: what comes out (``LichRun``, ``Note``, a refusal) and the texts lich
   prints beyond one command's own lines (standard errors, Go's JSON, the Result prose, the notes);
-- :mod:`..record` (beside this package): how the records above are made (no ``dataclasses`` on start-up);
+- :mod:`agent_cards.record`: how the records above are made (no ``dataclasses`` on start-up);
 - :mod:`~agent_cards_simulator.lich.goflags`: Go's ``flag`` parsing and ``strconv.Quote``;
 - :mod:`~agent_cards_simulator.lich.program`: the ``fake-lich`` program (state in a directory, a lock, atomic writes);
 - :mod:`~agent_cards_simulator.lich.install`: finding that program, and whether a process still runs.

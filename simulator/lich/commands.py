@@ -14,6 +14,7 @@ and prints no ``confined``, ``folder`` or ``run`` in ``open --json``.
 
 from __future__ import annotations
 
+from agent_cards.record import Value
 from agent_cards_simulator.lich.goflags import FlagError, HelpRequested, Parsed, go_quote, parse
 from agent_cards_simulator.lich.output import (
     CALL_MS,
@@ -25,7 +26,6 @@ from agent_cards_simulator.lich.output import (
     result_prose,
     unknown_command,
 )
-from agent_cards_simulator.record import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ command, in :mod:`agent_cards_simulator.lich.commands`. Labels are quoted as Go 
 
 from __future__ import annotations
 
+from agent_cards.record import Value
 from agent_cards_simulator.lich.goflags import go_quote
-from agent_cards_simulator.record import Value
 
 __all__ = [
     "CALL_MS", "NO_APP", "NO_LICH", "LichRun", "Note", "Refused", "json_line", "note_text", "result_prose",

@@ -1,14 +1,14 @@
 """What a scenario scripts of its lich: :class:`LichScript` and the scripts of single commands in it.
 
 The scenario reader and the replay build these; a :class:`~agent_cards_simulator.lich.world.LichWorld` plays one.
-:func:`script_from_json` reads back what :func:`~agent_cards_simulator.record.plain` wrote.
+:func:`script_from_json` reads back what :func:`~agent_cards.record.plain` wrote.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from agent_cards_simulator.record import Value
+from agent_cards.record import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -24,11 +24,11 @@ Fixed schemes of this fake:
 
 from __future__ import annotations
 
+from agent_cards.record import Record, Value, plain
 from agent_cards_simulator.lich import commands
 from agent_cards_simulator.lich.goflags import go_quote
 from agent_cards_simulator.lich.output import CALL_MS, LichRun, Note, Refused, json_line, note_text
 from agent_cards_simulator.lich.scripts import LichScript, Report, script_from_json
-from agent_cards_simulator.record import Record, Value, plain
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

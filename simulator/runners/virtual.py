@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agent_cards.engine import ProcessResult
+from agent_cards.record import Value
 from agent_cards_simulator.host.chain import AbortSignal
 from agent_cards_simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
 from agent_cards_simulator.lich.output import Note
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.record import Value
 
 GIT_MS = 5
 NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_cards_simulator.record import Value
+from agent_cards.record import Value
 from agent_cards_simulator.scenario.model import Expectation
 from agent_cards_simulator.scenario.spec import FAILED, Defs, Kind, Reader, Schema, did_you_mean, is_int, plain
 from agent_cards_simulator.scenario.yamlnodes import YList, YMap

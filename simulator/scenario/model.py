@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from agent_cards_simulator.record import Value, field
+from agent_cards.record import Value, field
 
 DEFAULT_ENV: Mapping[str, str] = {
     "LICH_BIN": "/opt/lich/bin/lich",

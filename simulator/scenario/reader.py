@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_cards_simulator.record import replace
+from agent_cards.record import replace
 from agent_cards_simulator.scenario.expect import KINDS, OPERATORS, Expectations
 from agent_cards_simulator.scenario.model import DEFAULT_ENV, Expectation, Lich, Scenario, Session, Step
 from agent_cards_simulator.scenario.settings import LICH, SESSION

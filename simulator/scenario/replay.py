@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_cards.engine import ENGINE, Origin
+from agent_cards.record import Record, field
 from agent_cards_simulator.clock import Stalled, VirtualEventLoop
 from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Session
 from agent_cards_simulator.host.process_run import Executor
 from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.record import Record, field
 from agent_cards_simulator.runners.virtual import NOT_A_REPO, GitScript, VirtualExecutor
 from agent_cards_simulator.scenario import expect, model
 from agent_cards_simulator.scenario.model import Scenario

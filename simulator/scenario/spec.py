@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from agent_cards_simulator.record import Value
+from agent_cards.record import Value
 from agent_cards_simulator.scenario.yamlnodes import YList, YMap, line_of
 
 Schema = dict[str, Any]

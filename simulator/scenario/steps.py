@@ -1,6 +1,6 @@
 """The step kinds: each is defined here once, with what it reads, how it runs, and how it is documented.
 
-A step kind is an immutable record (:class:`agent_cards_simulator.record.Value`, the step as the model holds it:
+A step kind is an immutable record (:class:`agent_cards.record.Value`, the step as the model holds it:
 a frozen dataclass, without the cost of one at start-up) with an ``async run(play)``, and
 its registration: the key it is written with, its value's kind (:mod:`agent_cards_simulator.scenario.spec`: how the
 value is checked, and its schema), a one-line form and meaning (the schema's description and the table
@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent_cards_simulator.record import Value
+from agent_cards.record import Value
 from agent_cards_simulator.scenario import model
 from agent_cards_simulator.scenario.settings import OPEN, PERMISSION
 from agent_cards_simulator.scenario.spec import (

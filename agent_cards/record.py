@@ -1,10 +1,10 @@
-"""Record classes made without ``dataclasses``: the fake lich's (``fake-lich`` imports them on every
-call) and the scenario format's (every ``agent-cards`` and pytest run defines them at start-up).
+"""The project's one way to write a record: :class:`Value` (immutable) and :class:`Record` (mutable).
 
-``dataclasses`` (which imports ``inspect``), ``typing`` and the code a dataclass decorator generates
-and compiles would cost every lich call milliseconds, and the start-up of a command about 0.4 ms a
-class. A class deriving straight from :class:`Value` (immutable) or :class:`Record` (mutable) gets
-what a dataclass gives, as far as this package uses it:
+Every package of the project writes its records so, the mod's included: the command hook and
+``fake-lich`` build them on every call, and ``dataclasses`` (which imports ``inspect`` and ``re``) would
+cost each of those starts more than the whole of its own work (``python -m bench`` prints what the
+import costs beside the hook's figures). A class deriving straight from :class:`Value` or
+:class:`Record` gets what a dataclass gives, as far as this project uses it:
 
 - its **fields** are the names its own class body annotates, in order; a value assigned there is that
   field's default (the order of the constructor's parameters, of the repr and of :func:`plain`), and
