@@ -240,6 +240,11 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         jobs = int(jobs_text or "2")
     except ValueError:
         return _usage("--jobs takes a whole number")
+    from agent_cards_conformance.real import plugin_folder
+
+    if plugin_folder() is None:
+        return _usage("it needs the plugin's own files (.claude-plugin/, hooks/), which an install does not carry: "
+                      "run it in a clone of agent-cards")
     from agent_cards_simulator.commands import _files_named
 
     files, missing = _files_named(paths)

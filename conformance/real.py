@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import agent_cards
 from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
@@ -45,6 +46,16 @@ from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.replay import lich_script
 
 ROOT = Path(__file__).resolve().parents[1]
+MOD = Path(agent_cards.__file__).resolve().parent
+
+
+def plugin_folder() -> Path | None:
+    """The folder holding the plugin's own files (its manifest and hooks), which an installed package does
+    not carry: the checkout this module runs from, else the current folder when it is a clone."""
+    for folder in (ROOT, Path.cwd()):
+        if (folder / ".claude-plugin" / "plugin.json").is_file() and (folder / "hooks" / "agent-cards.js").is_file():
+            return folder
+    return None
 FOOTER = re.compile(r"lich: \d+ workers?")
 DIALOG = "Do you want to proceed?"
 STEP_TIMEOUT_S = 90.0
@@ -150,12 +161,13 @@ class Run:
     # -- setting up ----------------------------------------------------------------------------------
 
     def _plugin(self) -> Path:
-        plugin = self.folder / "plugin"
-        shutil.copytree(ROOT / ".claude-plugin", plugin / ".claude-plugin", ignore=shutil.ignore_patterns("types"))
+        plugin, source = self.folder / "plugin", plugin_folder()
+        assert source is not None, "agent-cards conform checks for the plugin's files before it runs"
+        shutil.copytree(source / ".claude-plugin", plugin / ".claude-plugin", ignore=shutil.ignore_patterns("types"))
         (plugin / "hooks").mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / "hooks" / "hooks.json", plugin / "hooks" / "hooks.json")
-        shutil.copy(ROOT / "hooks" / "agent-cards.js", self.module)
-        (plugin / "agent_cards").symlink_to(ROOT / "agent_cards")
+        shutil.copy(source / "hooks" / "hooks.json", plugin / "hooks" / "hooks.json")
+        shutil.copy(source / "hooks" / "agent-cards.js", self.module)
+        (plugin / "agent_cards").symlink_to(MOD)
         return plugin
 
     def _hook_deny_plugin(self, reason: str) -> Path:

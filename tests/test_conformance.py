@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent_cards_claude_driver.install import CLAUDE_VERSION
 from agent_cards_conformance.compare import by_order, compare, turning_points
 from agent_cards_conformance.plan import why_not
@@ -75,3 +77,18 @@ def test_a_scenario_that_could_run_fails_when_the_engine_is_missing() -> None:
     runnable, workflow = (conform_one(s, None, "tmux not found") for s in scenarios)
     assert (runnable.verdict, runnable.why) == ("failed", "tmux not found")
     assert workflow.verdict == "cannot run"
+
+
+def test_conform_without_the_plugins_files_says_what_it_needs_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Installed from a wheel, the package has no .claude-plugin/ or hooks/ beside it: one line says so."""
+    from agent_cards_conformance import command, real
+
+    monkeypatch.setattr(real, "ROOT", tmp_path / "site-packages")
+    monkeypatch.chdir(tmp_path)
+    assert command.main([str(ROOT / "scenarios" / "taskstop.yaml")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "needs the plugin's own files" in line and "clone of agent-cards" in line
+    monkeypatch.chdir(ROOT)  # a clone's folder is the plugin's
+    assert real.plugin_folder() == ROOT
