@@ -20,8 +20,8 @@ Nothing is generated per class: ``__init__`` checks the arguments against the cl
 and installs them as the instance's ``__dict__`` in one step, so a class costs no more to define than
 a plain one, and a record no more to build than a few dict operations. (No ``__slots__``: with them,
 every field would have to be set one by one.) The type checker sees both bases as
-``dataclass_transform`` s, so each record's constructor is checked. A record class is not meant to be
-subclassed again (the subclass's fields would be its own only).
+``dataclass_transform`` s, so each record's constructor is checked. A subclass of a record class has
+its base's fields, then its own.
 """
 
 from __future__ import annotations
@@ -92,11 +92,14 @@ class _Fields:
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
-        own = cls.__dict__
-        cls._fields = tuple(own.get("__annotations__", ()))  # its own annotations, in order
+        own, base = cls.__dict__, cls.__mro__[1]
+        # A subclass keeps the fields of the record it derives from and adds its own after them, as a
+        # dataclass's subclass does (a test's record with methods of its own, say).
+        inherited: tuple[str, ...] = getattr(base, "_fields", ())
+        cls._fields = inherited + tuple(name for name in own.get("__annotations__", ()) if name not in inherited)
         cls._field_set = frozenset(cls._fields)
-        cls._defaults = {name: own[name] for name in cls._fields if name in own}
-        cls._post_init = own.get("__post_init__")
+        cls._defaults = {**getattr(base, "_defaults", {}), **{name: own[name] for name in cls._fields if name in own}}
+        cls._post_init = getattr(cls, "__post_init__", None)
         fresh = tuple(name for name, default in cls._defaults.items() if type(default) is _Fresh)
         if fresh:  # only such classes pay for it
             cls._post_init = _made_fresh(fresh, cls._post_init)

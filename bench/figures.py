@@ -10,11 +10,11 @@ import statistics
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+
+from agent_cards.record import Value
 
 
-@dataclass(frozen=True)
-class Figure:
+class Figure(Value):
     name: str
     samples: Sequence[float]
     unit: str  # "x", "ms", "s", "%", "MiB"

@@ -3,9 +3,9 @@ the real Claude Code runs, whose lich calls a test then reads back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from agent_cards.record import Record
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import create_state
 from agent_cards_simulator.lich.scripts import LichScript
@@ -18,8 +18,7 @@ exec "{fake}" "$@"
 """
 
 
-@dataclass
-class LoggedLich:
+class LoggedLich(Record):
     """``fake-lich`` behind a wrapper that logs every argv it gets: a ``LICH_BIN`` for command hooks and the
     real Claude Code, whose lich calls a test then reads back with :meth:`calls`."""
 

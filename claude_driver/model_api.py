@@ -25,11 +25,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
+
+from agent_cards.record import Record, Value, field
 
 __all__ = [
     "AGENT_ID_HEADER",
@@ -50,15 +51,13 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization"
 RequestKind = Literal["main", "subagent", "side", "other"]
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(Value):
     """A plain text assistant reply (``stop_reason: end_turn``)."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class ToolUse:
+class ToolUse(Value):
     """A tool call (``stop_reason: tool_use``), optionally preceded by a text block."""
 
     name: str
@@ -71,8 +70,7 @@ class ToolUse:
 Reply = Text | ToolUse | str
 
 
-@dataclass
-class RecordedRequest:
+class RecordedRequest(Record):
     """One request as the fake saw it."""
 
     method: str

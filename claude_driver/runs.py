@@ -9,17 +9,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from agent_cards.record import Value
 from agent_cards_claude_driver.install import DEAD_PROXY, HasBaseUrl, guard_env
 from agent_cards_claude_driver.sandbox import Sandbox, remove_leftovers
 
 # -- one-shot runs ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CliRun:
+class CliRun(Value):
     argv: list[str]
     returncode: int
     stdout: str

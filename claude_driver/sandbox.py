@@ -9,9 +9,9 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cards.record import Record, field
 from agent_cards_claude_driver.install import AUTH_TOKEN, CLAUDE_VERSION, guard_env
 
 
@@ -36,8 +36,7 @@ def seed_home(home: Path, project_dir: Path) -> Path:
     return path
 
 
-@dataclass
-class Sandbox:
+class Sandbox(Record):
     """A scratch HOME, a project directory (a git repo with one commit) and a short tmp dir."""
 
     root: Path

@@ -9,10 +9,10 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_cards.record import Record, field
 from agent_cards_claude_driver.install import CLAUDE_VERSION
 from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
 from agent_cards_conformance.plan import plan, why_not
@@ -59,8 +59,7 @@ EXPLAINED: dict[str, str] = {
 }
 
 
-@dataclass
-class Result:
+class Result(Record):
     file: str
     variant: str | None
     title: str

@@ -27,8 +27,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from agent_cards.record import Record, field
 
 #: A run's ms, real against virtual: within this many ms plus this share of the virtual ms.
 TOLERANCE = (1500, 0.25)
@@ -61,8 +62,7 @@ def by_order(value: Any) -> Any:
     return value
 
 
-@dataclass
-class Difference:
+class Difference(Record):
     lane: str
     key: str
     fake: Any
@@ -73,8 +73,7 @@ class Difference:
         return {"lane": self.lane, "key": self.key, "fake": self.fake, "real": self.real, "why": self.why}
 
 
-@dataclass
-class Comparison:
+class Comparison(Record):
     differences: list[Difference] = field(default_factory=list)
     unseen: dict[str, int] = field(default_factory=dict)  # kinds of the fake transcript not compared: how many
 

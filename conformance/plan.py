@@ -25,9 +25,9 @@ What cannot run, and why, is :func:`why_not`'s answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from agent_cards.record import Value, field
 from agent_cards_simulator.scenario import model, steps
 from agent_cards_simulator.scenario.model import Scenario
 
@@ -38,8 +38,7 @@ OPEN_EXITS = (0, 1)
 GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
 
 
-@dataclass(frozen=True)
-class Permission:
+class Permission(Value):
     """The concrete permission settings of a run."""
 
     decision: str = "allow"  # allow | ask | deny | hook-deny
@@ -48,14 +47,12 @@ class Permission:
     answers: Mapping[str, bool] = field(default_factory=dict)  # ask: each Agent call's yes (True) or no
 
 
-@dataclass(frozen=True)
-class Git:
+class Git(Value):
     mode: str = "branch"  # branch | detached | none (not a repository)
     branch: str = "main"
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Value):
     scenario: Scenario
     permission: Permission
     git: Git

@@ -30,11 +30,11 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import agent_cards
+from agent_cards.record import Record, field
 from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
@@ -81,8 +81,7 @@ exec {python} "$@" < "$f"
 """
 
 
-@dataclass
-class RealRun:
+class RealRun(Record):
     events: list[dict[str, Any]]
     screen: str = ""
     remarks: list[str] = field(default_factory=list)

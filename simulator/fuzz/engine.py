@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as seeded
 
+from agent_cards.record import Record
 from agent_cards_simulator.fuzz import generate, invariants
 from agent_cards_simulator.fuzz.invariants import Violation
 from agent_cards_simulator.fuzz.writer import scenario_of, to_yaml, write
@@ -20,8 +20,7 @@ from agent_cards_simulator.scenario.reader import ScenarioError, read
 from agent_cards_simulator.scenario.replay import replay
 
 
-@dataclass
-class Found:
+class Found(Record):
     data: dict[str, Any]
     violation: Violation
 

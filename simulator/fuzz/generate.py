@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
 from agent_cards.branch import branch_name
+from agent_cards.record import Record, field
 from agent_cards_simulator.fuzz.writer import Repeat
 from agent_cards_simulator.scenario.spec import MAX_MS
 
@@ -311,8 +311,7 @@ def _roster_name(label: str, session: int) -> str:
     return f"{re.sub('[^a-z0-9]+', '-', label.lower())}-{0x9f80 + session:04x}"
 
 
-@dataclass
-class Model:
+class Model(Record):
     """What the replay will have done, as far as the draw needs it: time, names, pending workers."""
 
     ids: Calls = field(default_factory=Calls)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from agent_cards.record import Value
 from agent_cards_simulator.host.results import USER_REJECTED
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.replay import Replay
@@ -24,11 +24,10 @@ _STEP_PROBLEM = re.compile(r"^steps\[\d+\]: (at: .* already past|taskstop: the c
 LAUNCHED = ("pending", "unanswered")
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Value):
     kind: str
     message: str
-    expect: tuple[dict[str, Any], ...] = field(default=())
+    expect: tuple[dict[str, Any], ...] = ()
 
 
 def check(scenario: Scenario, result: Replay) -> Violation | None:

@@ -8,18 +8,17 @@ what a fuzz case replays is exactly what its file says.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from agent_cards.record import Value
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.reader import read
 
 
-@dataclass(frozen=True)
-class Repeat:
+class Repeat(Value):
     """``text`` ``times`` times, then ``then``: a long text as the reader's ``!repeat`` builds it."""
 
     text: str

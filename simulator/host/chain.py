@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cards.engine import Event, HookResult, Host, Origin
+from agent_cards.record import Record, Value, field
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.registry import Registration, Registry
 
@@ -105,8 +105,7 @@ async def _first_of(
         changed.remove_done_callback(wake)
 
 
-@dataclass
-class Budget:
+class Budget(Record):
     """The hook's own time left; paused while ``next`` or a host call is in flight."""
 
     remaining_ms: float = BUDGET_MS
@@ -143,8 +142,7 @@ class _Suspended:
         self._budget._flip(-1)
 
 
-@dataclass
-class Invocation:
+class Invocation(Record):
     """One hook's run in one dispatch: what its bound host and its ``next`` share."""
 
     registration: Registration
@@ -199,15 +197,13 @@ class NextFn:
             return await asyncio.shield(self.last)
 
 
-@dataclass(frozen=True, slots=True)
-class Answered:
+class Answered(Value):
     """The hook's run ended with an answer (its shape is checked next)."""
 
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(Value):
     """The hook's run failed: why, in the engine's report wording."""
 
     why: str

@@ -40,13 +40,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import agent_cards
 from agent_cards.engine import ProcessError, ProcessResult
+from agent_cards.record import Value
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host.chain import AbortSignal
 from agent_cards_simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
@@ -76,8 +76,7 @@ REAL_LIMIT_S = 60.0
 _OWN_PREFIXES = ("LICH_", "FAKE_LICH_", "GIT_")
 
 
-@dataclass(frozen=True)
-class HungRun:
+class HungRun(Value):
     """A lich call that hung: its process and the child it forked, both killed when the call gave up."""
 
     pid: int
