@@ -109,7 +109,7 @@ class _Fields:
     def __init__(self, *args: object, **kwargs: object) -> None:
         cls = type(self)
         fields = cls._fields
-        if not kwargs and cls._required <= len(args) <= len(fields):  # positional: the commonest call (issue 15)
+        if not kwargs and cls._required <= len(args) <= len(fields):  # positional: the commonest call, kept short
             values = dict(zip(fields, args, strict=False))
             if len(args) < len(fields):
                 defaults = cls._defaults

@@ -1,1 +1,1 @@
-"""The speed bench: every figure issue 15 sets a goal for, measured in one run (``python -m bench``)."""
+"""The speed bench: every figure with a goal, measured in one run (``python -m bench``)."""

@@ -1,7 +1,8 @@
 """What of a scenario the real Claude Code can show, and how: the concrete settings of one run, or why not.
 
 A scenario speaks of an abstract session; the real engine needs concrete settings, and some of them behave
-differently from one another (``claude-code-differences.md``, items 4–6). One choice per feature:
+differently from one another (a ``--permission-mode`` flag, a settings rule and a dialog are not one
+and the same to the engine). One choice per feature:
 
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's

@@ -1,4 +1,6 @@
-"""agent_cards/branch.py: an isolated worker's branch, ``subagent/<slug>-<suffix>`` (lich CLI spec §14.4)."""
+"""agent_cards/branch.py: an isolated worker's branch, ``subagent/<slug>-<suffix>``.
+
+The slug is made as lich's worktree dialog slugs a typed name."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ def has_lone_surrogate(text: str) -> bool:
 
 
 def reference_slug(description: str | None) -> str:
-    """§14.4 step by step, on UTF-16 code units (as lich's dialog does), with this project's one departure:
+    """lich's worktree-dialog slug step by step, on UTF-16 code units (as the dialog counts), with this
+    project's one departure:
     a cut that would leave half of a surrogate pair drops that half."""
     lowered = (description or "").lower()
     words = [

@@ -1,5 +1,5 @@
 """The fake engine's hook chain: simulator/host/registry.py (who runs, in what order) and simulator/host/chain.py
-(``next``, budgets, fail-open), as measured on Claude Code 2.1.328 (claude-code-engine.md §1)."""
+(``next``, budgets, fail-open), as measured on Claude Code 2.1.328."""
 
 from __future__ import annotations
 

@@ -323,7 +323,7 @@ def test_the_console_script_runs() -> None:
 
 
 def test_the_console_script_ends_a_replay_at_once_with_all_it_printed(tmp_path: Path) -> None:
-    """replay ends without the interpreter's teardown (issue 15): every line is still out, the code kept."""
+    """replay ends without the interpreter's teardown (it ends fast): every line is still out, the code kept."""
     script = Path(sys.executable).parent / "agent-cards"
     if not script.exists():
         pytest.skip("the agent-cards console script is not installed beside this interpreter")

@@ -86,7 +86,7 @@ async def _first_of(
     loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any], changed: asyncio.Future[None], timeout: float | None
 ) -> None:
     """Until ``task`` ends, ``changed`` resolves or ``timeout`` seconds pass: ``asyncio.wait`` of the two with
-    FIRST_COMPLETED, turn for turn, without what its general case costs (every hook call waits so; issue 15)."""
+    FIRST_COMPLETED, turn for turn, without what its general case costs (every hook call waits so)."""
     waiter: asyncio.Future[None] = loop.create_future()
 
     def wake(_: object = None) -> None:
@@ -262,7 +262,7 @@ class Chain:
 
     async def _run(self, d: _Dispatch, index: int, e: Event) -> HookResult:
         """The hook at ``index`` and, through its ``next``, those after it. A method, not a closure that
-        calls itself: such a closure is a reference cycle, which only the garbage collector frees (issue 15)."""
+        calls itself: such a closure is a reference cycle, which only the garbage collector frees."""
         if index == len(d.hooks):
             return await d.bottom(e)
         registration = d.hooks[index]

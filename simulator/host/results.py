@@ -1,7 +1,7 @@
 """Results: the shapes a hook may answer per event, and the texts Claude Code's core answers with.
 
 A hook whose answer has the wrong shape is skipped (fail-open). The core texts are Claude Code's own,
-as measured on 2.1.328 (``claude-code-engine.md``, ``claude-code-e2e.md``), shortened where marked.
+as measured on 2.1.328, shortened where marked.
 """
 
 from __future__ import annotations

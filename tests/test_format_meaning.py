@@ -1,4 +1,4 @@
-"""What testers mean, in the format (issue 13): variants, a worker named by its call, ordered argv,
+"""What testers mean, in the format: variants, a worker named by its call, ordered argv,
 ``valid_branch`` and ``distinct``, the ``native`` input, ``check``, opens by order, ``sessions`` by its
 n-th read, git by argv, and ``at:`` for actions at any virtual time."""
 
