@@ -25,22 +25,22 @@ from bench.figures import Figure, interleaved, ratios
 # -- P1 ----------------------------------------------------------------------------------------------
 
 
-class _Env:
+class _BareEnv:
     def get(self, name: str, /) -> str | None:
         return {"LICH_BIN": "/usr/bin/lich", "LICH_SESSION_ID": "3c4d"}.get(name)
 
 
-class _Host:
-    env = _Env()
+class _BareHost:
+    env = _BareEnv()
 
 
-class _Signal:
+class _BareSignal:
     aborted = False
 
 
-class _Next:
+class _BareNext:
     origin = ENGINE
-    signal = _Signal()
+    signal = _BareSignal()
     event = "tool.call"
 
     async def __call__(self, e: dict[str, Any], /) -> dict[str, Any]:
@@ -51,12 +51,12 @@ EXPLORE = {"tool": "Agent", "tool_use_id": "toolu_1", "description": "Find the t
            "subagent_type": "Explore"}
 
 
-async def _bare(host: Any, e: dict[str, Any], next: _Next) -> dict[str, Any]:
+async def _bare(host: Any, e: dict[str, Any], next: _BareNext) -> dict[str, Any]:
     return await next(e)
 
 
 def _driver(hook: Callable[[Any, dict[str, Any], Any], Any], calls: int) -> Callable[[], None]:
-    host, nxt = _Host(), _Next()
+    host, nxt = _BareHost(), _BareNext()
 
     def drive() -> None:
         for _ in range(calls):

@@ -37,7 +37,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ScriptedModel",
-    "Text",
+    "TextReply",
     "ToolUse",
     "text_of",
     "tool_results",
@@ -51,7 +51,7 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization"
 RequestKind = Literal["main", "subagent", "side", "other"]
 
 
-class Text(Value):
+class TextReply(Value):
     """A plain text assistant reply (``stop_reason: end_turn``)."""
 
     text: str
@@ -67,7 +67,7 @@ class ToolUse(Value):
     parallel: tuple[ToolUse, ...] = ()  # more tool calls in the same reply, after this one
 
 
-Reply = Text | ToolUse | str
+Reply = TextReply | ToolUse | str
 
 
 class RecordedRequest(Record):
@@ -97,8 +97,8 @@ class RecordedRequest(Record):
         }
 
 
-def _as_reply(item: Reply) -> Text | ToolUse:
-    return Text(item) if isinstance(item, str) else item
+def _as_reply(item: Reply) -> TextReply | ToolUse:
+    return TextReply(item) if isinstance(item, str) else item
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -152,8 +152,8 @@ class ScriptedModel:
         lifetime: float = 600.0,
         fallback: str = FALLBACK_TEXT,
     ) -> None:
-        self._main: list[Text | ToolUse] = [_as_reply(r) for r in replies]
-        self._sub: list[Text | ToolUse] = [_as_reply(r) for r in subagent_replies]
+        self._main: list[TextReply | ToolUse] = [_as_reply(r) for r in replies]
+        self._sub: list[TextReply | ToolUse] = [_as_reply(r) for r in subagent_replies]
         self._fallback = fallback
         self._log_path = log_path
         self._lifetime = lifetime
@@ -266,15 +266,15 @@ class ScriptedModel:
             return "side"
         return "main"
 
-    def _next_reply(self, kind: RequestKind, body: Mapping[str, Any]) -> Text | ToolUse:
+    def _next_reply(self, kind: RequestKind, body: Mapping[str, Any]) -> TextReply | ToolUse:
         with self._lock:
             if kind == "main" and self._main:
                 return self._main.pop(0)
             if kind == "subagent" and self._sub:
                 return self._sub.pop(0)
         if kind == "side" and "security monitor" in json.dumps(body.get("system", "")):
-            return Text(CLASSIFIER_TEXT)
-        return Text(self._fallback)
+            return TextReply(CLASSIFIER_TEXT)
+        return TextReply(self._fallback)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -338,7 +338,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, _message(reply, model))
 
-    def _stream(self, reply: Text | ToolUse, model: str) -> None:
+    def _stream(self, reply: TextReply | ToolUse, model: str) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -351,8 +351,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def _describe(reply: Text | ToolUse) -> dict[str, Any]:
-    if isinstance(reply, Text):
+def _describe(reply: TextReply | ToolUse) -> dict[str, Any]:
+    if isinstance(reply, TextReply):
         return {"type": "text", "text": reply.text}
     return {"type": "tool_use", "name": reply.name, "id": reply.id, "input": dict(reply.input)}
 
@@ -366,8 +366,8 @@ def _usage(output_tokens: int) -> dict[str, int]:
     }
 
 
-def _content(reply: Text | ToolUse) -> list[dict[str, Any]]:
-    if isinstance(reply, Text):
+def _content(reply: TextReply | ToolUse) -> list[dict[str, Any]]:
+    if isinstance(reply, TextReply):
         return [{"type": "text", "text": reply.text}]
     blocks: list[dict[str, Any]] = []
     if reply.text:
@@ -377,20 +377,20 @@ def _content(reply: Text | ToolUse) -> list[dict[str, Any]]:
     return blocks
 
 
-def _message(reply: Text | ToolUse, model: str) -> dict[str, Any]:
+def _message(reply: TextReply | ToolUse, model: str) -> dict[str, Any]:
     return {
         "id": f"msg_fake_{uuid.uuid4().hex[:20]}",
         "type": "message",
         "role": "assistant",
         "model": model,
         "content": _content(reply),
-        "stop_reason": "end_turn" if isinstance(reply, Text) else "tool_use",
+        "stop_reason": "end_turn" if isinstance(reply, TextReply) else "tool_use",
         "stop_sequence": None,
         "usage": _usage(5),
     }
 
 
-def _events(reply: Text | ToolUse, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _events(reply: TextReply | ToolUse, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
     start = _message(reply, model)
     start.update(content=[], stop_reason=None, usage=_usage(1))
     yield "message_start", {"type": "message_start", "message": start}
@@ -433,7 +433,7 @@ def _events(reply: Text | ToolUse, model: str) -> Iterator[tuple[str, dict[str, 
                     },
                 )
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    stop = "end_turn" if isinstance(reply, Text) else "tool_use"
+    stop = "end_turn" if isinstance(reply, TextReply) else "tool_use"
     yield (
         "message_delta",
         {

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent_cards_claude_driver.model_api import Reply, ScriptedModel, Text, ToolUse, text_of, tool_results
+from agent_cards_claude_driver.model_api import Reply, ScriptedModel, TextReply, ToolUse, text_of, tool_results
 from agent_cards_simulator.scenario.steps import Call
 
 MARKER = "conform step {n}: carry on with the task."
@@ -50,17 +50,17 @@ class ConformModel(ScriptedModel):
         self._on_serve = on_serve
         self._serving = threading.Lock()
 
-    def _next_reply(self, kind: Any, body: Mapping[str, Any]) -> Text | ToolUse:
+    def _next_reply(self, kind: Any, body: Mapping[str, Any]) -> TextReply | ToolUse:
         if kind != "main":
             return super()._next_reply(kind, body)
         n = _step_of(body)
         with self._serving:
             if n is None or n not in self.turns or n in self.served:
-                return Text("Noted.")
+                return TextReply("Noted.")
             answered = {str(r.get("tool_use_id")) for r in tool_results(body)}
             calls = self.turns[n]
             if any(c.id in answered for c in calls):
-                return Text("Noted.")
+                return TextReply("Noted.")
             uses = [ToolUse(c.tool, self._resolved(c, body), id=c.id) for c in calls]
             self.served[n] = time.time()
             self.sent[n] = [{"call": u.id, "tool": u.name, "input": dict(u.input)} for u in uses]

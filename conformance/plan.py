@@ -39,7 +39,7 @@ OPEN_EXITS = (0, 1)
 GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
 
 
-class Permission(Value):
+class RealPermission(Value):
     """The concrete permission settings of a run."""
 
     decision: str = "allow"  # allow | ask | deny | hook-deny
@@ -48,15 +48,15 @@ class Permission(Value):
     answers: Mapping[str, bool] = field(default_factory=dict)  # ask: each Agent call's yes (True) or no
 
 
-class Git(Value):
+class RealGit(Value):
     mode: str = "branch"  # branch | detached | none (not a repository)
     branch: str = "main"
 
 
 class Plan(Value):
     scenario: Scenario
-    permission: Permission
-    git: Git
+    permission: RealPermission
+    git: RealGit
     end_ms: int  # the fake host's last event: the run lets real time pass up to here
 
 
@@ -142,18 +142,18 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     decided = _decisions(scenario)
     decision = decided[0][1].decision if decided else "allow"
     if decision == "ask":
-        permission = Permission("ask", answers={c.id: bool(p.answer) for c, p in decided})
+        permission = RealPermission("ask", answers={c.id: bool(p.answer) for c, p in decided})
     elif decision == "deny":
-        permission = Permission("deny", deny_types=tuple(dict.fromkeys(_agent_type(c) for c, _ in decided)))
+        permission = RealPermission("deny", deny_types=tuple(dict.fromkeys(_agent_type(c) for c, _ in decided)))
     elif decision == "hook-deny":
-        permission = Permission("hook-deny", hook_reason=decided[0][1].reason or "Blocked by hook")
+        permission = RealPermission("hook-deny", hook_reason=decided[0][1].reason or "Blocked by hook")
     else:
-        permission = Permission()
+        permission = RealPermission()
     git = scenario.session.git
     if git.exit:
-        concrete = Git("none")
+        concrete = RealGit("none")
     elif git.branch is None:
-        concrete = Git("detached")
+        concrete = RealGit("detached")
     else:
-        concrete = Git("branch", git.branch)
+        concrete = RealGit("branch", git.branch)
     return Plan(scenario, permission, concrete, _span(events))

@@ -87,7 +87,7 @@ class RealRun(Record):
     remarks: list[str] = field(default_factory=list)
 
 
-class _Clock:
+class _WallClock:
     def __init__(self) -> None:
         self.t0: float | None = None
 
@@ -136,13 +136,13 @@ def _write(path: Path, text: str, mode: int | None = None) -> Path:
     return path
 
 
-class Run:
+class RealRunner:
     """One scenario's real run in ``folder`` (its own HOME, project, lich state and logs)."""
 
     def __init__(self, plan: Plan, claude: Path, folder: Path) -> None:
         self.plan, self.claude, self.folder = plan, claude, folder
         self.scenario = plan.scenario
-        self.clock = _Clock()
+        self.clock = _WallClock()
         self.stop = threading.Event()
         self.marks: list[dict[str, Any]] = []  # esc, reload, as the runner did them
         self.lich_bin = folder / "lich" / "bin" / "lich"
@@ -500,4 +500,4 @@ def _git(sandbox: Sandbox, *args: str) -> None:
 
 
 def run_real(plan: Plan, claude: Path, folder: Path) -> RealRun:
-    return Run(plan, claude, folder).run()
+    return RealRunner(plan, claude, folder).run()

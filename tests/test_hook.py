@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,7 @@ LICH_SESSION = "3c4d"
 # -- fixtures --------------------------------------------------------------------------------------
 
 
-@dataclass
-class Lich(LoggedLich):
+class HookLich(LoggedLich):
     """The fake lich behind LICH_BIN (``fake-lich``, state in FAKE_LICH_STATE), and what it was asked."""
 
     checkout: Path = Path()
@@ -45,12 +43,12 @@ class Lich(LoggedLich):
 
 
 @pytest.fixture
-def lich(tmp_path: Path, project: Path) -> Lich:
+def lich(tmp_path: Path, project: Path) -> HookLich:
     try:
         logged = LoggedLich.install(tmp_path / "lich", LichScript(checkout=str(project), worktrees="/wt"))
     except SetupError as error:
         pytest.skip(str(error))
-    return Lich(logged.bin, logged.state, logged.log, project)
+    return HookLich(logged.bin, logged.state, logged.log, project)
 
 
 @pytest.fixture
@@ -66,7 +64,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path: Path, lich: Lich, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+def env(tmp_path: Path, lich: HookLich, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """The environment Claude Code gives a hook in the interactive screen, inside a lich session."""
     values = {
         "PATH": os.environ.get("PATH", os.defpath),
@@ -222,7 +220,7 @@ def test_prune_drops_long_untouched_sessions_only(tmp_path: Path) -> None:
 
 
 def test_a_general_purpose_call_is_taken_and_the_model_reads_where_it_runs(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     started(project)
     out = handle(agent(project))
@@ -237,7 +235,7 @@ def test_a_general_purpose_call_is_taken_and_the_model_reads_where_it_runs(
     assert state(data_dir).lich_bin == str(lich.bin)
 
 
-def test_an_absent_subagent_type_is_general_purpose(env: dict[str, str], project: Path, lich: Lich) -> None:
+def test_an_absent_subagent_type_is_general_purpose(env: dict[str, str], project: Path, lich: HookLich) -> None:
     started(project)
     text = reason(handle(agent(project, subagent_type=None)))
     assert text.startswith(agent_text(None, "hook.launched.shared", name="session-2-9f81"))
@@ -245,7 +243,7 @@ def test_an_absent_subagent_type_is_general_purpose(env: dict[str, str], project
 
 
 def test_an_isolated_call_reads_its_base_and_opens_a_worktree(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     subprocess.run(["git", "init", "-q", "-b", "feat/login", str(project)], check=True)
     started(project)
@@ -262,7 +260,7 @@ def test_an_isolated_call_reads_its_base_and_opens_a_worktree(
     assert state(data_dir).workers[0].shared is False
 
 
-def test_an_isolated_call_outside_git_passes_no_base(env: dict[str, str], project: Path, lich: Lich) -> None:
+def test_an_isolated_call_outside_git_passes_no_base(env: dict[str, str], project: Path, lich: HookLich) -> None:
     started(project)
     reason(handle(agent(project, isolation="worktree")))
     assert lich.calls() == [
@@ -272,7 +270,7 @@ def test_an_isolated_call_outside_git_passes_no_base(env: dict[str, str], projec
 
 
 def test_an_answered_open_gives_the_report_and_counts_no_worker(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     lich.script(default_open=OpenScript(delivery="answered", answer="The work is done."))
     started(project)
@@ -284,7 +282,7 @@ def test_an_answered_open_gives_the_report_and_counts_no_worker(
 @pytest.mark.parametrize(("status", "key"), [("unread", "deny.never_reached"), ("undelivered", "deny.never_reached"),
                                              ("stopped", "deny.unknown")])
 def test_a_task_that_never_reached_the_card_is_denied(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich, status: str, key: str
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich, status: str, key: str
 ) -> None:
     lich.script(default_open=OpenScript(delivery=status))
     started(project)
@@ -293,7 +291,7 @@ def test_a_task_that_never_reached_the_card_is_denied(
 
 
 def test_unanswered_is_launched_but_not_counted(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     lich.script(default_open=OpenScript(delivery="unanswered"))
     started(project)
@@ -326,7 +324,7 @@ def test_the_answer_follows_lich_prompt_lang(
     ],
 )
 def test_calls_that_are_not_the_mods_go_on_untouched(
-    env: dict[str, str], project: Path, lich: Lich, change: dict[str, Any]
+    env: dict[str, str], project: Path, lich: HookLich, change: dict[str, Any]
 ) -> None:
     started(project)
     assert handle(agent(project, **change)) is None
@@ -338,7 +336,7 @@ def test_calls_that_are_not_the_mods_go_on_untouched(
     [{"CLAUDE_CODE_SESSION_ATTENDED": "0"}, {"LICH_BIN": ""}, {"LICH_SESSION_ID": ""}, {"LICH_SUBAGENT_CARDS": "off"}],
 )
 def test_outside_an_attended_lich_session_calls_stay_native(
-    env: dict[str, str], project: Path, lich: Lich, monkeypatch: pytest.MonkeyPatch, unset: dict[str, str]
+    env: dict[str, str], project: Path, lich: HookLich, monkeypatch: pytest.MonkeyPatch, unset: dict[str, str]
 ) -> None:
     started(project)
     for name, value in unset.items():
@@ -348,7 +346,7 @@ def test_outside_an_attended_lich_session_calls_stay_native(
 
 
 def test_a_session_whose_start_was_never_seen_stays_native(
-    env: dict[str, str], project: Path, lich: Lich, capsys: pytest.CaptureFixture[str]
+    env: dict[str, str], project: Path, lich: HookLich, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert handle(agent(project)) is None
     assert lich.calls() == []
@@ -356,7 +354,7 @@ def test_a_session_whose_start_was_never_seen_stays_native(
 
 
 def test_a_non_interactive_session_reads_no_state_at_all(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich, monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ATTENDED", "0")
@@ -367,7 +365,7 @@ def test_a_non_interactive_session_reads_no_state_at_all(
 
 
 def test_cards_off_in_a_worker_and_an_oversized_task_say_why(
-    env: dict[str, str], project: Path, lich: Lich, monkeypatch: pytest.MonkeyPatch
+    env: dict[str, str], project: Path, lich: HookLich, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started(project)
     big = "é" * 4097  # 8194 bytes
@@ -381,7 +379,7 @@ def test_cards_off_in_a_worker_and_an_oversized_task_say_why(
 
 
 def test_an_open_that_failed_runs_the_native_agent_with_a_message(
-    env: dict[str, str], project: Path, lich: Lich
+    env: dict[str, str], project: Path, lich: HookLich
 ) -> None:
     lich.script(default_open=OpenScript(fail="no lich is running"))
     started(project)
@@ -411,7 +409,7 @@ def test_an_open_over_its_time_is_denied_not_run_twice(env: dict[str, str], proj
     assert reason(out) == agent_text(None, "deny.timeout")
 
 
-def test_plan_mode_leaves_the_call_to_claude_code(env: dict[str, str], project: Path, lich: Lich) -> None:
+def test_plan_mode_leaves_the_call_to_claude_code(env: dict[str, str], project: Path, lich: HookLich) -> None:
     started(project)
     out = handle(agent(project, permission_mode="plan"))
     assert out == {"systemMessage": person_text("toast.hook_plan", description="Fix the auth flow")}
@@ -431,7 +429,7 @@ def test_plan_mode_leaves_the_call_to_claude_code(env: dict[str, str], project: 
     ],
 )
 def test_a_permission_rule_on_agent_leaves_the_call_to_claude_code(
-    env: dict[str, str], project: Path, lich: Lich, where: str, kind: str, rule: str, covers: bool
+    env: dict[str, str], project: Path, lich: HookLich, where: str, kind: str, rule: str, covers: bool
 ) -> None:
     folder = Path(env["HOME"]) / ".claude" if where == "user" else project / ".claude"
     folder.mkdir(parents=True)
@@ -447,7 +445,7 @@ def test_a_permission_rule_on_agent_leaves_the_call_to_claude_code(
         assert len(lich.calls()) == 1
 
 
-def test_unreadable_settings_are_skipped(env: dict[str, str], project: Path, lich: Lich) -> None:
+def test_unreadable_settings_are_skipped(env: dict[str, str], project: Path, lich: HookLich) -> None:
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text("{not json", encoding="utf-8")
     (project / ".claude" / "settings.local.json").write_text('{"permissions": ["Agent"]}', encoding="utf-8")
@@ -462,7 +460,7 @@ def stop(cwd: Path, task_id: str, key: str = "task_id") -> dict[str, Any]:
     return tool_input("TaskStop", {key: task_id}, cwd, call_id="toolu_stop")
 
 
-def test_taskstop_closes_a_shared_worker(env: dict[str, str], project: Path, data_dir: Path, lich: Lich) -> None:
+def test_taskstop_closes_a_shared_worker(env: dict[str, str], project: Path, data_dir: Path, lich: HookLich) -> None:
     started(project)
     reason(handle(agent(project)))
     name = state(data_dir).workers[0].name
@@ -474,7 +472,7 @@ def test_taskstop_closes_a_shared_worker(env: dict[str, str], project: Path, dat
 
 
 def test_taskstop_aborts_an_isolated_worker_by_its_deprecated_shell_id(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     started(project)
     reason(handle(agent(project, isolation="worktree")))
@@ -485,7 +483,7 @@ def test_taskstop_aborts_an_isolated_worker_by_its_deprecated_shell_id(
 
 
 def test_a_refused_taskstop_keeps_the_worker(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     lich.script(stops={"session-2-9f81": StopScript(exit=1, stderr="lich: it is busy elsewhere")})
     started(project)
@@ -497,7 +495,7 @@ def test_a_refused_taskstop_keeps_the_worker(
 
 
 def test_taskstop_for_a_worker_lich_no_longer_lists_goes_to_claude_code(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     lich.script(default_open=OpenScript(report=Report(after_ms=0, text="Done.")))  # answered and closed at once
     started(project)
@@ -508,7 +506,7 @@ def test_taskstop_for_a_worker_lich_no_longer_lists_goes_to_claude_code(
     assert state(data_dir).workers == ()
 
 
-def test_taskstop_for_other_ids_goes_to_claude_code(env: dict[str, str], project: Path, lich: Lich) -> None:
+def test_taskstop_for_other_ids_goes_to_claude_code(env: dict[str, str], project: Path, lich: HookLich) -> None:
     started(project)
     assert handle(stop(project, "a6309eb26840c8e82")) is None
     assert handle(tool_input("TaskStop", {}, project)) is None
@@ -724,7 +722,7 @@ def assert_answer(done: subprocess.CompletedProcess[str]) -> dict[str, Any] | No
 
 
 def test_the_launcher_takes_an_agent_call_and_leaves_explore(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     assert assert_answer(run_hook(start_input(cwd=project))) is None
     assert state(data_dir).interactive is True
@@ -774,7 +772,7 @@ def test_help_and_a_terminal(env: dict[str, str]) -> None:
 
 
 def test_a_corrupt_state_file_is_recovered_with_a_warning(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     assert assert_answer(run_hook(start_input(cwd=project))) is None
     path = data_dir / "sessions" / f"{SESSION}.json"
@@ -795,7 +793,7 @@ def test_a_corrupt_state_file_is_recovered_with_a_warning(
 
 
 def test_32_parallel_agent_calls_lose_no_worker(
-    env: dict[str, str], project: Path, data_dir: Path, lich: Lich
+    env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
     assert assert_answer(run_hook(start_input(cwd=project))) is None
     procs = []

@@ -25,7 +25,7 @@ CALL: Event = {"tool": "Agent", "tool_use_id": "toolu_01QxW7zAB12", "description
 BRANCH = "subagent/fix-the-auth-flow-ab12"
 
 
-class Env:
+class DictEnv:
     def __init__(self, values: dict[str, str]) -> None:
         self.values = values
 
@@ -34,7 +34,7 @@ class Env:
 
 
 def facts(env: dict[str, str] | None = None, **inp: Any) -> rules.Facts:
-    return rules.Facts({**CALL, **inp}, ENGINE, True, Env(ENV if env is None else env))
+    return rules.Facts({**CALL, **inp}, ENGINE, True, DictEnv(ENV if env is None else env))
 
 
 def opening(env: dict[str, str] | None = None, base: ProcessResult | BaseException | None = None,

@@ -121,7 +121,7 @@ def session(draw: st.DrawFn) -> dict[str, Any]:
 _PROMPT_ODD = st.sampled_from([["a", "b"], None, float("nan"), 7, {"text": "x"}])
 
 
-class Calls:
+class CallIds:
     """Counts call ids as the reader does (``toolu_NNNN`` in file order)."""
 
     def __init__(self) -> None:
@@ -134,7 +134,7 @@ class Calls:
 
 
 @st.composite
-def agent_call(draw: st.DrawFn, ids: Calls) -> dict[str, Any]:
+def agent_call(draw: st.DrawFn, ids: CallIds) -> dict[str, Any]:
     call_id = ids.next()
     ids.agents.append(call_id)
     prompt: Any = f"task {ids.count}"
@@ -157,7 +157,7 @@ def agent_call(draw: st.DrawFn, ids: Calls) -> dict[str, Any]:
 
 
 @st.composite
-def taskstop(draw: st.DrawFn, ids: Calls) -> dict[str, Any]:
+def taskstop(draw: st.DrawFn, ids: CallIds) -> dict[str, Any]:
     ids.next()
     by_call: bool = draw(st.booleans())
     if ids.agents and by_call:
@@ -168,7 +168,7 @@ def taskstop(draw: st.DrawFn, ids: Calls) -> dict[str, Any]:
 
 
 @st.composite
-def step(draw: st.DrawFn, ids: Calls, now: list[int]) -> Any:
+def step(draw: st.DrawFn, ids: CallIds, now: list[int]) -> Any:
     kind = draw(st.sampled_from(["call", "call", "call", "parallel", "taskstop", "wait", "wait", "at", "esc",
                                  "reload", "session.start", "footer", "errands"]))
     if kind == "call":
@@ -202,7 +202,7 @@ def step(draw: st.DrawFn, ids: Calls, now: list[int]) -> Any:
 @st.composite
 def broad(draw: st.DrawFn) -> dict[str, Any]:
     """Anything at any time (the first plan)."""
-    ids = Calls()
+    ids = CallIds()
     now = [0]
     data: dict[str, Any] = {"title": "fuzz", "clauses": ["TAKE-TYPE"]}
     own_session = draw(session())
@@ -314,7 +314,7 @@ def _roster_name(label: str, session: int) -> str:
 class Model(Record):
     """What the replay will have done, as far as the draw needs it: time, names, pending workers."""
 
-    ids: Calls = field(default_factory=Calls)
+    ids: CallIds = field(default_factory=CallIds)
     now: int = 0
     sessions: int = 0  # session ids handed out (0x9f80 + n)
     shared: int = 1  # "Session N" labels handed out (the asking session is 1)

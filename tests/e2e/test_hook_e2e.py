@@ -41,7 +41,7 @@ def plugin(command_hook_plugin: Path) -> Path:
     return command_hook_plugin
 
 
-class FakeLich(LoggedLich):
+class LoggedHookLich(LoggedLich):
     def env(self) -> dict[str, str]:
         return {
             "LICH_BIN": str(self.bin),
@@ -57,12 +57,12 @@ class FakeLich(LoggedLich):
 
 
 @pytest.fixture
-def fake_lich(tmp_path: Path, sandbox: Sandbox) -> FakeLich:
+def fake_lich(tmp_path: Path, sandbox: Sandbox) -> LoggedHookLich:
     try:
         logged = LoggedLich.install(tmp_path / "lich", LichScript(checkout=str(sandbox.project)))
     except SetupError as error:
         pytest.skip(str(error))
-    return FakeLich(logged.bin, logged.state, logged.log)
+    return LoggedHookLich(logged.bin, logged.state, logged.log)
 
 
 def agent_call(subagent_type: str, description: str, prompt: str) -> ToolUse:
@@ -115,7 +115,7 @@ def test_the_command_hook_validates_as_a_plugin(
 
 
 def test_print_mode_keeps_the_agent_native(
-    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: LoggedHookLich, timings: list[str]
 ) -> None:
     """-p: no person is at the session, so a general-purpose Agent call runs inside Claude Code."""
     call = agent_call("general-purpose", "print mode task", "Reply with the single word hello.")
@@ -136,7 +136,7 @@ def test_print_mode_keeps_the_agent_native(
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")
 def test_interactive_screen_takes_the_agent_and_leaves_explore(
-    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: LoggedHookLich, timings: list[str]
 ) -> None:
     """The TUI: general-purpose is taken (a card); TaskStop never reaches the hook, so the worker is
     stopped with the lich command the deny named; Explore stays native."""
@@ -200,7 +200,7 @@ def test_interactive_screen_takes_the_agent_and_leaves_explore(
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")
 def test_interactive_open_failure_runs_the_native_agent_and_says_why(
-    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+    claude: Path, plugin: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: LoggedHookLich, timings: list[str]
 ) -> None:
     """lich could not open a card: no decision, so Claude Code runs its own agent; the person is told."""
     fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(fail="no lich is running")))

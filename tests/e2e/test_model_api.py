@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from agent_cards_claude_driver.model_api import ScriptedModel, Text, ToolUse, text_of, tool_results
+from agent_cards_claude_driver.model_api import ScriptedModel, TextReply, ToolUse, text_of, tool_results
 
 
 def _post(model: ScriptedModel, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[str, str]:
@@ -50,7 +50,7 @@ def _body(prompt: str, *, stream: bool = True) -> dict[str, Any]:
 def test_script_routing_sse_and_log(tmp_path: Path) -> None:
     log = tmp_path / "api.jsonl"
     call = ToolUse("Agent", {"description": "d", "prompt": "p"}, text="first")
-    with ScriptedModel([call], subagent_replies=[Text("sub")], log_path=log, lifetime=30) as model:
+    with ScriptedModel([call], subagent_replies=[TextReply("sub")], log_path=log, lifetime=30) as model:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         head = urllib.request.Request(f"{model.base_url}/api/hello", method="HEAD")
         with opener.open(head, timeout=10) as resp:
