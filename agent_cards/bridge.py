@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hmac
 import json
 import os
@@ -69,10 +68,18 @@ from agent_cards.engine import (
     Event,
     HookResult,
     Origin,
-    ProcessError,
     ProcessResult,
     Timer,
     error_reason,
+)
+from agent_cards.host_contract import (
+    capped_bytes,
+    exit_code,
+    failed_to_start,
+    host_check,
+    matches,
+    program_name,
+    timed_out,
 )
 from agent_cards.state import MemoryStore, ModState
 from agent_cards.texts import AGENT, PERSON, agent_text
@@ -83,7 +90,6 @@ if TYPE_CHECKING:
 MIN_PYTHON = (3, 11)
 STEP_WAIT_S = 1.0  # an answer never waits longer than this: "pending" instead
 MAX_BODY = 8 << 20
-OUTPUT_LIMIT = 4 * 1024 * 1024  # the engine's process.run keeps each stream's first 4 MiB
 KILL_GRACE_S = 2.0  # SIGTERM, then SIGKILL, as the engine's process.run
 FOLDER_PREFIX = "agent-cards-"
 
@@ -137,27 +143,13 @@ class BridgeStore(MemoryStore):
         return after
 
 
-def _start_failure(name: str, error: OSError) -> str:
-    """Why a program did not start, as the engine words it: ``ENOENT: Executable not found in $PATH: "x"``."""
-    code = errno.errorcode.get(error.errno or 0, "")
-    if error.errno == errno.ENOENT:
-        return f'ENOENT: Executable not found in $PATH: "{name}"'
-    return f"{code}: {error.strerror}" if code and error.strerror else str(error)
-
-
 async def run_process(
     argv: Sequence[str], timeout_ms: int, busy: set[str] | None = None, started: Callable[[], None] | None = None
 ) -> ProcessResult:
-    """``$.process.run``: argv (no shell), stdin closed, in a session of its own; the engine's messages, word
-    for word (claude-code-engine.md §6: the host checks, a failed start, a timeout), so a toast that quotes
-    one reads the same in the real Claude Code as in the fake host."""
-    if not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
-        raise ProcessError(
-            "process.run: takes argv, a non-empty list of strings naming the command first (host check)", "host"
-        )
-    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or not 1 <= timeout_ms <= 600_000:
-        raise ProcessError("process.run: init.timeoutMs is a whole number of ms, 1 to 600000 (host check)", "host")
-    name = argv[0]
+    """``$.process.run``: argv (no shell), stdin closed, in a session of its own; the engine's checks, messages
+    and output cap (agent_cards.host_contract), so a toast that quotes one reads the same in the real Claude
+    Code as in the fake host."""
+    host_check(argv, timeout_ms)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -167,8 +159,8 @@ async def run_process(
             start_new_session=True,
         )
     except OSError as error:
-        raise ProcessError(f"$.process.run({name}) failed to start: {_start_failure(name, error)}", "start") from None
-    label = os.path.basename(name) or name
+        raise failed_to_start(argv, error) from None
+    label = program_name(argv)
     if busy is not None:
         busy.add(label)
     if started is not None:
@@ -177,18 +169,11 @@ async def run_process(
         out, err = await asyncio.wait_for(proc.communicate(), timeout_ms / 1000)
     except TimeoutError:
         await _stop(proc)
-        raise ProcessError(f"$.process.run({label}) aborted: still running after {timeout_ms}ms", "timeout") from None
+        raise timed_out(argv, timeout_ms) from None
     finally:
         if busy is not None:
             busy.discard(label)
-    code = proc.returncode if proc.returncode is not None and proc.returncode >= 0 else 1
-    return ProcessResult(
-        exit_code=code,
-        stdout=out[:OUTPUT_LIMIT].decode("utf-8", "replace"),
-        stderr=err[:OUTPUT_LIMIT].decode("utf-8", "replace"),
-        stdout_truncated=len(out) > OUTPUT_LIMIT,
-        stderr_truncated=len(err) > OUTPUT_LIMIT,
-    )
+    return capped_bytes(out, err, exit_code(proc.returncode))
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
@@ -326,23 +311,6 @@ def registrations(store: Any = None) -> tuple[list[Registration], AgentCards]:
     return found, mod
 
 
-def matches(matcher: Mapping[str, Any] | None, e: Mapping[str, Any]) -> bool:
-    """The engine's matcher (partial object, scalar ===, list = one of, pattern on the text)."""
-    if matcher is None:
-        return True
-    return all(not (key not in e or not _match(want, e[key])) for key, want in matcher.items())
-
-
-def _match(want: Any, value: Any) -> bool:
-    if hasattr(want, "search") and hasattr(want, "pattern"):
-        return bool(want.search(value if isinstance(value, str) else json.dumps(value)))
-    if isinstance(want, list):
-        return any(_match(w, value) for w in want)
-    if isinstance(want, Mapping):
-        return isinstance(value, Mapping) and matches(want, value)
-    return type(want) is type(value) and bool(want == value)
-
-
 class Session:
     """The mod for one Claude Code session, served over the socket."""
 
@@ -411,7 +379,7 @@ class Session:
             if not isinstance(e, dict):
                 continue
             for index, registration in enumerate(self.hooks):
-                if registration.event == event and matches(registration.matcher, e):
+                if registration.event == event and (registration.matcher is None or matches(registration.matcher, e)):
                     d = Dispatch(f"boot-{index}", event, Origin("engine", "core"), live=False)
                     given = item.get("result") if isinstance(item.get("result"), dict) else {}
                     self.start_event(d, index, e, given)
