@@ -46,13 +46,14 @@ from types import TracebackType
 from typing import Any
 
 import agent_cards
+from agent_cards.bridge.lifetime import alive
 from agent_cards.engine import ProcessResult
 from agent_cards.host_contract import capped, exit_code, failed_to_start, interrupted, not_found, timed_out
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host.chain import AbortSignal
 from agent_cards_simulator.host.process_run import wait_unless_aborted
 from agent_cards_simulator.lich import program as lich_program
-from agent_cards_simulator.lich.install import SetupError, alive, fake_lich_program
+from agent_cards_simulator.lich.install import SetupError, fake_lich_program
 from agent_cards_simulator.lich.output import CALL_MS, Note
 from agent_cards_simulator.lich.program import (
     ARGV0_ENV,
