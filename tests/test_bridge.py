@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 
 from agent_cards import bridge, texts
+from agent_cards.bridge import lifetime
+from agent_cards.bridge.host import run_process
 from agent_cards.texts import agent_text, person_text
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_simulator.lich.install import SetupError
@@ -321,26 +323,39 @@ def test_a_python_too_old_says_how_old(tmp_path: Path) -> None:
 
 
 def test_stale_folders_of_dead_hosts_are_removed(tmp_path: Path) -> None:
-    dead = tmp_path / f"{bridge.FOLDER_PREFIX}999999999-abc"
+    dead = tmp_path / f"{lifetime.FOLDER_PREFIX}999999999-abc"
     dead.mkdir()
-    mine = Path(bridge.make_folder(str(tmp_path)))
+    mine = Path(lifetime.make_folder(str(tmp_path)))
     assert not dead.exists()
     assert mine.exists() and stat.S_IMODE(mine.stat().st_mode) == 0o700
-    bridge.prune(str(tmp_path))
+    lifetime.prune(str(tmp_path))
     assert mine.exists()  # this process is alive
 
 
-def test_matchers_follow_the_engine() -> None:
-    import re
+def test_the_folder_of_a_host_that_ended_unreaped_is_stale(tmp_path: Path) -> None:
+    """A host that ended while its parent has not reaped it yet (a zombie) no longer runs: its folder goes."""
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    try:
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # it has ended; still not reaped
+        assert lifetime.alive(os.getpid())
+        assert not lifetime.alive(child.pid)
+        zombie = tmp_path / f"{lifetime.FOLDER_PREFIX}{child.pid}-abc"
+        zombie.mkdir()
+        lifetime.prune(str(tmp_path))
+        assert not zombie.exists()
+    finally:
+        child.wait()
+    assert not lifetime.alive(child.pid)
 
-    assert bridge.matches({"tool": "Agent"}, {"tool": "Agent", "x": 1})
-    assert not bridge.matches({"n": 5}, {"n": "5"})
-    assert bridge.matches({"tool": ["One", "Two"]}, {"tool": "Two"})
-    assert bridge.matches({"opt": {"a": 1}}, {"opt": {"a": 1, "b": 2}})
-    assert not bridge.matches({"opt": {"a": 1}}, {})
-    assert bridge.matches({"tool": re.compile("^Rx")}, {"tool": "RxFoo"})
-    assert bridge.matches({"isInteractive": True}, {"isInteractive": True})
-    assert not bridge.matches({"isInteractive": True}, {"isInteractive": False})
+
+def test_a_boot_event_runs_the_hooks_its_matcher_picks(modules: list[FakeModule], lich: LoggedLich) -> None:
+    """The mod's session.start hook asks for ``{isInteractive: true}``: a boot event that is not interactive
+    never reaches it, so the state it would set is never told."""
+    e = {"cwd": ".", "surface": "terminal", "isInteractive": False}
+    module = start(modules, lich, {"events": [{"event": "session.start", "e": e, "result": {"cwd": "."}}]})
+    answer = module.dispatch(FOOTER, {"component": "SessionMode", "props": {"modes": []}}, lambda e: e, "ui.render")
+    assert answer["kind"] == "done"  # the host has served a later step: the boot events were started before
+    assert [m for m in module.lines if "state" in m] == []
 
 
 def test_the_committed_module_is_the_generated_one() -> None:
@@ -371,21 +386,21 @@ def test_the_plugin_installs_the_module_and_not_the_command_hook() -> None:
 def test_the_session_hosts_process_errors_are_worded_as_the_engines(tmp_path: Path) -> None:
     """A toast quoting a failed run reads the same through the bridge as in the fake host (and the engine)."""
     from agent_cards.engine import ProcessError
-    from agent_cards_simulator.host.process_run import host_check, not_found, timed_out
+    from agent_cards.host_contract import host_check, not_found, timed_out
 
     missing = str(tmp_path / "no-lich")
     with pytest.raises(ProcessError) as started:
-        asyncio.run(bridge.run_process([missing, "open"], 1000))
+        asyncio.run(run_process([missing, "open"], 1000))
     assert started.value.kind == "start"
     assert str(started.value) == str(not_found([missing, "open"]))
     assert str(started.value).endswith(f'failed to start: ENOENT: Executable not found in $PATH: "{missing}"')
     sleeper = [shutil.which("sleep") or "sleep", "5"]
     with pytest.raises(ProcessError) as slow:
-        asyncio.run(bridge.run_process(sleeper, 50))
+        asyncio.run(run_process(sleeper, 50))
     assert (slow.value.kind, str(slow.value)) == ("timeout", str(timed_out(sleeper, 50)))
-    for argv, timeout in (([], 1000), (["sleep"], 0)):
+    for argv, timeout in (([], 1000), (["sleep"], 0), ("sleep", 1000)):
         with pytest.raises(ProcessError) as bridged:
-            asyncio.run(bridge.run_process(argv, timeout))
+            asyncio.run(run_process(argv, timeout))
         with pytest.raises(ProcessError) as faked:
             host_check(argv, timeout)
         assert str(bridged.value) == str(faked.value)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import agent_cards_simulator
-from agent_cards_simulator.lich.install import alive, fake_lich_program
+from agent_cards.bridge.lifetime import alive
+from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import STATE_ENV, State, create_state, transact
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
 from agent_cards_simulator.lich.world import LichWorld
@@ -267,7 +268,7 @@ def test_create_state_starts_a_fresh_lich(tmp_path: Path) -> None:
     assert transact(state, look) == LichWorld(SCRIPT).to_json()
 
 
-# --- a state it cannot use ---------------------------------------------------------------------------
+# --- a state it cannot use (its world deleted, or not a readable file) ------------------------------
 
 
 def test_a_deleted_world_is_refused_loudly_and_never_gives_an_id_out_again(program: str, tmp_path: Path) -> None:

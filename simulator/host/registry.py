@@ -3,17 +3,17 @@
 - Tiers run in this order: prepend, user (the plugin), inline, append, builtin; the native comes last.
 - Within one plugin, hooks run in registration order, matched or not.
 - One plugin registering two matcher-less hooks on one event is refused at load (:class:`LoadError`).
-- Matchers: a scalar compares strictly (``5`` is not ``"5"``, ``True`` is not ``1``); a ``re.Pattern``
-  searches the value as text; a list is "one of"; a mapping is a partial match.
+- Matchers are the engine's (:func:`agent_cards.host_contract.matches`, which the bridge uses as well): a
+  scalar compares strictly (``5`` is not ``"5"``, ``True`` is not ``1``); a ``re.Pattern`` searches the value
+  as text; a list is "one of"; a mapping is a partial match.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from typing import Any
 
 from agent_cards.engine import Event, Hook, Matcher
+from agent_cards.host_contract import matches
 from agent_cards.record import Value
 
 TIERS = ("prepend", "user", "inline", "append", "builtin")
@@ -30,32 +30,6 @@ class Registration(Value):
     matcher: Matcher | None
     hook: Hook
     order: int
-
-
-_MISSING = object()
-
-
-def matches(matcher: object, value: object) -> bool:
-    if isinstance(matcher, re.Pattern):
-        return value is not _MISSING and matcher.search(_as_text(value)) is not None
-    if isinstance(matcher, list | tuple):
-        return any(matches(m, value) for m in matcher)
-    if isinstance(matcher, Mapping):
-        return isinstance(value, Mapping) and all(matches(m, value.get(k, _MISSING)) for k, m in matcher.items())
-    return (type(matcher) is type(value) and matcher == value) or _same_number(matcher, value)
-
-
-def _same_number(a: object, b: object) -> bool:
-    numbers = (int, float)
-    return (
-        isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool)
-    ) and a == b
-
-
-def _as_text(value: object) -> str:
-    if value is True or value is False:
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
 
 
 class Registry:

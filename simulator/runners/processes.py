@@ -45,13 +45,15 @@ from types import TracebackType
 from typing import Any
 
 import agent_cards
-from agent_cards.engine import ProcessError, ProcessResult
+from agent_cards.bridge.lifetime import alive
+from agent_cards.engine import ProcessResult
+from agent_cards.host_contract import capped, exit_code, failed_to_start, interrupted, not_found, timed_out
 from agent_cards.record import Value
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host.chain import AbortSignal
-from agent_cards_simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from agent_cards_simulator.host.process_run import wait_unless_aborted
 from agent_cards_simulator.lich import program as lich_program
-from agent_cards_simulator.lich.install import SetupError, alive, fake_lich_program
+from agent_cards_simulator.lich.install import SetupError, fake_lich_program
 from agent_cards_simulator.lich.output import CALL_MS, Note
 from agent_cards_simulator.lich.program import (
     ARGV0_ENV,
@@ -138,7 +140,7 @@ class ProcessExecutor:
         if argv[0] == "git":
             cwd = self._git_workspace()
             if cwd is None:
-                raise ProcessError(f"$.process.run({argv[0]}) failed to start: {self.git_failure}", "start")
+                raise failed_to_start(argv, str(self.git_failure))
             proc = self._spawn([*argv], {**env, **self.git_env}, cwd)
             if proc is None:
                 raise not_found(argv)
@@ -272,7 +274,7 @@ class ProcessExecutor:
             stdout, stderr = b"", b""
         with self._lock:
             self._live.discard(proc)
-        return proc.returncode, _decode(stdout), _decode(stderr)
+        return exit_code(proc.returncode), _decode(stdout), _decode(stderr)
 
     def _kill(self, proc: subprocess.Popen[bytes]) -> None:
         """Kill a process and everything in its process group, and reap it."""

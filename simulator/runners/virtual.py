@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agent_cards.engine import ProcessResult
+from agent_cards.host_contract import capped, interrupted, not_found, timed_out
 from agent_cards.record import Value
 from agent_cards_simulator.host.chain import AbortSignal
-from agent_cards_simulator.host.process_run import capped, interrupted, not_found, timed_out, wait_unless_aborted
+from agent_cards_simulator.host.process_run import wait_unless_aborted
 from agent_cards_simulator.lich.output import Note
 from agent_cards_simulator.lich.world import LichWorld
 

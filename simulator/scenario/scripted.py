@@ -11,15 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agent_cards.engine import ProcessResult
+from agent_cards.host_contract import capped, interrupted, not_found, timed_out
 from agent_cards_simulator.host.chain import AbortSignal
-from agent_cards_simulator.host.process_run import (
-    Executor,
-    capped,
-    interrupted,
-    not_found,
-    timed_out,
-    wait_unless_aborted,
-)
+from agent_cards_simulator.host.process_run import Executor, wait_unless_aborted
 from agent_cards_simulator.lich.output import Note
 from agent_cards_simulator.scenario.model import GitRun, ListWindow, Scenario
 

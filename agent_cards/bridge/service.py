@@ -1,0 +1,105 @@
+"""The session host from start to exit: read the boot object, listen, say hello, serve, clean up.
+
+The module starts the host with ``python -I -S -c BOOT`` and writes the boot object on its stdin:
+``{"env": {...}, "state": ..., "events": [...]}`` (what ``$.env.get`` gave for the names the mod reads, the
+mod's state as the host before this one left it, the events already answered, ``session.start``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agent_cards.bridge.lifetime import cleanup, make_folder, parent_gone, remove_at_exit, runtime_root, write_stdout
+from agent_cards.bridge.server import StepServer
+from agent_cards.bridge.session import UNSURE, BridgeSession
+from agent_cards.engine import error_reason
+from agent_cards.texts import agent_text
+
+
+async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = write_stdout) -> None:
+    """Listen, say hello, serve until the parent goes (or a signal ends it), then remove the folder."""
+    given = boot.get("env")
+    env: Mapping[str, Any] = given if isinstance(given, dict) else {}
+    session = BridgeSession(env, boot.get("state"), write)
+    folder = make_folder(runtime_root(os.environ))
+    remove_at_exit(folder)
+    path = os.path.join(folder, "s")
+    token = secrets.token_urlsafe(32)
+    server = StepServer(session.step, token)
+    old_umask = os.umask(0o077)
+    try:
+        listener = await asyncio.start_unix_server(server.connection, path=path)
+    finally:
+        os.umask(old_umask)
+    loop = asyncio.get_running_loop()
+    stop = loop.create_future()
+
+    def ending() -> None:
+        if not stop.done():
+            stop.set_result(None)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(sig, ending)
+    unsure = agent_text(session.env.get("LICH_PROMPT_LANG"), UNSURE, program="{program}")
+    session.emit({
+        "hello": 1, "socket": path, "token": token, "python": sys.executable,
+        "version": list(sys.version_info[:3]), "pid": os.getpid(), "texts": {UNSURE: unsure},
+    })
+    events = boot.get("events")
+    session.boot_events(events if isinstance(events, list) else [])
+    session.resume()
+    parent = os.getppid()
+
+    async def watch_parent() -> None:
+        await parent_gone(parent)
+        ending()
+
+    watcher = loop.create_task(watch_parent())
+    try:
+        await stop
+    finally:
+        watcher.cancel()
+        listener.close()
+        cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agent_cards.bridge [--js | --check FILE]``; with no argument, serve (the boot object on stdin)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--js"]:
+        from agent_cards.bridge.generate import js_module
+
+        sys.stdout.write(js_module())
+        return 0
+    if args[:1] == ["--check"] and len(args) == 2:
+        from agent_cards.bridge.generate import is_generated
+
+        same = is_generated(args[1])
+        if not same:
+            sys.stderr.write(f"{args[1]} is not the module agent_cards.bridge generates: regenerate it\n")
+        return 0 if same else 1
+    if args:
+        sys.stderr.write("usage: python -m agent_cards.bridge [--js | --check FILE]  (no argument: serve)\n")
+        return 2
+    try:
+        raw = sys.stdin.read() if sys.stdin is not None else ""
+        boot = json.loads(raw) if raw.strip() else {}
+        if not isinstance(boot, dict):
+            boot = {}
+        asyncio.run(serve(boot))
+    except Exception as error:
+        with contextlib.suppress(OSError, ValueError):
+            write_stdout(json.dumps({"fatal": error_reason(error)}) + "\n")
+        cleanup()
+        return 1
+    finally:
+        cleanup()
+    return 0
