@@ -42,7 +42,6 @@ from agent_cards_conformance.plan import Plan
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import create_state
 from agent_cards_simulator.scenario import steps
-from agent_cards_simulator.scenario.replay import lich_script
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOTER = re.compile(r"lich: \d+ workers?")
@@ -260,7 +259,7 @@ class Run:
     def _start_clock(self) -> None:
         """t=0: lich's state is made now, so that its own clock (real ms since then) is the scenario's."""
         if self.clock.t0 is None:
-            create_state(self.state, lich_script(self.scenario))
+            create_state(self.state, self.scenario.lich)
             self.clock.start()
 
     def _steps(self, tui: Tui, model: ConformModel) -> None:
@@ -335,7 +334,7 @@ class Run:
         tui.wait_idle(60)
 
     def _open_ms(self, call: steps.Call) -> int:
-        scripted = call.lich or self.scenario.lich.open
+        scripted = call.lich or self.scenario.lich.default_open
         return scripted.ms if scripted is not None else 800
 
     def _finish(self, tui: Tui, model: ConformModel, watcher: _Screen) -> None:

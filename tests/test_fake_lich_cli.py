@@ -16,7 +16,7 @@ import pytest
 import agent_cards_simulator
 from agent_cards_simulator.lich.install import alive, fake_lich_program
 from agent_cards_simulator.lich.program import STATE_ENV, State, create_state, transact
-from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript, StopScript
 from agent_cards_simulator.lich.world import LichWorld
 
 BIN = "/opt/lich/bin/lich"
@@ -108,7 +108,7 @@ def test_a_clock_that_is_not_a_number_is_one_lich_line(program: str, tmp_path: P
 # --- one consistent lich across calls ------------------------------------------------------------
 
 SCRIPT = LichScript(
-    opens=(OpenScript(report=Report(after_ms=5000, text="Fixed: the cookie was stale.")),
+    opens=(OpenScript(report=ReportScript(after_ms=5000, text="Fixed: the cookie was stale.")),
            OpenScript(delivery="answered", answer="42", ms=300)),
     stops={"refuses-9f85": StopScript(exit=1, stderr="lich: it is busy")},
 )

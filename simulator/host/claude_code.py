@@ -48,6 +48,7 @@ from agent_cards.record import Record, Value, field
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.chain import AbortSignal, Chain, Invocation
+from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.host.process_run import Executor, host_check
 from agent_cards_simulator.host.registry import Registry
 from agent_cards_simulator.transcript import Transcript
@@ -62,18 +63,6 @@ PARENT_MODEL = "claude-opus-5-5"
 RUN_CUT_SHORT = "still running when the scenario ended"
 
 
-class Permission(Value):
-    """How Claude Code's permission check answers an Agent call.
-
-    ``allow`` (the mode lets it run), ``deny`` (a rule), ``ask`` (the dialog; ``answer`` is the person's
-    yes or no, and with nobody to ask the call is refused), ``hook-deny`` (a PreToolUse hook denies).
-    """
-
-    decision: str = "allow"
-    answer: bool | None = None
-    reason: str = ""
-
-
 class Session(Value):
     """The session's settings, fixed for its whole run."""
 
@@ -81,7 +70,8 @@ class Session(Value):
     cwd: str = "/home/dev/app"
     modes: Sequence[str] = ()
     agent_types: tuple[str, ...] = AGENT_TYPES
-    permission: Permission = field(default_factory=Permission)  # how the permission check answers by default
+    #: How the permission check answers by default.
+    permission: PermissionVerdict = field(default_factory=PermissionVerdict)
     git_repo: bool = True  # the project is a git repository (an isolated agent needs one for its worktree)
 
 
@@ -341,7 +331,7 @@ class FakeClaudeCode:
         call_id: str,
         origin: Origin = ENGINE,
         agent_id: str | None = None,
-        permission: Permission | None = None,
+        permission: PermissionVerdict | None = None,
     ) -> dict[str, Any]:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
@@ -352,7 +342,7 @@ class FakeClaudeCode:
         e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
         if agent_id is not None:
             e["agentId"] = agent_id
-        verdict = permission or Permission()
+        verdict = permission or PermissionVerdict()
 
         async def core(e: Event) -> HookResult:
             return await self._core_tool(e, origin, verdict)
@@ -434,7 +424,7 @@ class FakeClaudeCode:
         self._books.refs += 1
         return self._books.refs
 
-    async def _core_tool(self, e: Event, origin: Origin, permission: Permission) -> HookResult:
+    async def _core_tool(self, e: Event, origin: Origin, permission: PermissionVerdict) -> HookResult:
         call_id = str(e.get("tool_use_id"))
         if e.get("tool") == "TaskStop":
             return self._native_task_stop(e)
@@ -472,7 +462,7 @@ class FakeClaudeCode:
         }
         return {"ref": self._ref(), "result": result, "text": results.launched(agent_id)}
 
-    def _permission(self, call_id: str, permission: Permission) -> str | None:
+    def _permission(self, call_id: str, permission: PermissionVerdict) -> str | None:
         """The permission check; the refusal text, or None when the call may run."""
         decision, via = permission.decision, {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(
             permission.decision, "hook"

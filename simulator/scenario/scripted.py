@@ -20,17 +20,16 @@ from agent_cards_simulator.host.process_run import (
     timed_out,
     wait_unless_aborted,
 )
-from agent_cards_simulator.lich.output import Note
-from agent_cards_simulator.scenario.model import GitRun, ListWindow, Scenario
-
-GIT_MS = 5  # as the scripted git takes
-LIST_MS = 30  # as the fake lich's other commands take
+from agent_cards_simulator.lich.output import CALL_MS, Note
+from agent_cards_simulator.lich.scripts import ListScript
+from agent_cards_simulator.runners.scripted_git import GIT_MS, GitRun
+from agent_cards_simulator.scenario.model import Scenario
 
 
 class ScriptedRuns:
     """An :class:`~..host.process_run.Executor` that answers the scenario's own scripted runs first."""
 
-    def __init__(self, inner: Executor, git_runs: tuple[GitRun, ...], reads: Mapping[int, ListWindow],
+    def __init__(self, inner: Executor, git_runs: tuple[GitRun, ...], reads: Mapping[int, ListScript],
                  git_missing: bool = False) -> None:
         self.inner = inner
         self.git_runs = git_runs
@@ -55,7 +54,7 @@ class ScriptedRuns:
             self.sessions_read += 1
             window = self.reads.get(self.sessions_read)
             if window is not None:
-                return window.exit, window.stdout, window.stderr, LIST_MS
+                return window.exit, window.stdout, window.stderr, CALL_MS
         return None
 
     async def execute(

@@ -1,15 +1,18 @@
 """The scenario's settings: ``session``, ``lich``, and the parts a call may repeat (``permission``, an open).
 
-Each is defined once, with :mod:`agent_cards_simulator.scenario.spec`: how it is read and checked, what it becomes
-in the model (:mod:`agent_cards_simulator.scenario.model`), and its description in the schema.
+Each is defined once, with :mod:`agent_cards_simulator.scenario.spec`: how it is read and checked, the record it
+becomes (the model's, :mod:`agent_cards_simulator.scenario.model`: for lich, the fake lich's own scripts), and its
+description in the schema.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_cards_simulator.scenario import model
-from agent_cards_simulator.scenario.model import DEFAULT_ENV
+from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, ReportScript, StopScript
+from agent_cards_simulator.runners.scripted_git import GitRun, GitScript
+from agent_cards_simulator.scenario.model import DEFAULT_ENV, ScenarioSession
 from agent_cards_simulator.scenario.spec import (
     FAILED,
     Bool,
@@ -36,7 +39,7 @@ from agent_cards_simulator.scenario.yamlnodes import YMap
 _ASK: dict[object, bool | None] = {True: True, False: False, "yes": True, "no": False, "nobody": None}
 
 
-class _Permission(Kind):
+class _PermissionKind(Kind):
     """``allow``, ``deny``, ``hook-deny``, or a mapping with exactly one of ``ask``, ``deny``, ``hook-deny``."""
 
     expected = "allow, deny, hook-deny or {ask: yes|no|nobody}"
@@ -54,20 +57,20 @@ class _Permission(Kind):
             return isinstance(detail, bool | str) and detail in _ASK
         return isinstance(detail, str)
 
-    def convert(self, value: Any) -> model.Permission:
+    def convert(self, value: Any) -> PermissionVerdict:
         if isinstance(value, str):
-            return model.Permission(value)
+            return PermissionVerdict(value)
         ((decision, detail),) = value.items()
         if decision == "ask":
-            return model.Permission("ask", answer=_ASK[detail])
-        return model.Permission(decision, reason=detail)
+            return PermissionVerdict("ask", answer=_ASK[detail])
+        return PermissionVerdict(decision, reason=detail)
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
         if isinstance(value, str):
             if value not in self.WORDS:
                 r.fail(where, key, f"{path}: expected {self.expected}, got {value!r}")
                 return FAILED
-            return model.Permission(value)
+            return PermissionVerdict(value)
         p = r.mapping(where, key, value, path, self.KEYS)
         if p is None or len(p) != 1:
             if p is not None:
@@ -78,11 +81,11 @@ class _Permission(Kind):
             if not isinstance(detail, bool | str) or detail not in _ASK:
                 r.fail(p, "ask", f"{path}.ask: expected yes, no or nobody, got {show(detail)}")
                 return FAILED
-            return model.Permission("ask", answer=_ASK[detail])
+            return PermissionVerdict("ask", answer=_ASK[detail])
         if not isinstance(detail, str):
             r.fail(p, decision, f"{path}.{decision}: expected the reason as text")
             return FAILED
-        return model.Permission(decision, reason=detail)
+        return PermissionVerdict(decision, reason=detail)
 
     def schema(self, defs: Defs) -> Schema:
         return described({"anyOf": [
@@ -116,7 +119,7 @@ class _Permission(Kind):
         ]}, self.description)
 
 
-PERMISSION = Named("permission", _Permission())
+PERMISSION = Named("permission", _PermissionKind())
 
 # -- an open ----------------------------------------------------------------------------------------------
 
@@ -128,7 +131,7 @@ REPORT = Record(
         Field("background", Bool(), "Its turn ended with a background command left, so lich keeps it open and "
               "listed. Default false.", default=False),
     ],
-    model.Report,
+    ReportScript,
     description="The worker's report.",
     name="report",
 )
@@ -158,7 +161,7 @@ OPEN = Record(
         Field("name", Text(), "Replaces the session's roster name (`<slug of label>-<id>`)."),
         Field("report", REPORT, "The worker reports later (without it: never)."),
     ],
-    model.Open,
+    OpenScript,
     description="How lich answers one `lich open`.",
     name="open",
 )
@@ -166,8 +169,8 @@ OPEN = Record(
 # -- session ----------------------------------------------------------------------------------------------
 
 
-def _git_run(*, argv: tuple[str, ...], **values: Any) -> model.GitRun:
-    return model.GitRun(argv=tuple(argv), **values)
+def _git_run(*, argv: tuple[str, ...], **values: Any) -> GitRun:
+    return GitRun(argv=tuple(argv), **values)
 
 
 GIT_RUN = Record(
@@ -184,7 +187,7 @@ GIT_RUN = Record(
 )
 
 
-class _Git(Kind):
+class _GitKind(Kind):
     """A branch name, ``detached``, ``missing``, or the mapping ``{branch, exit, stderr, missing}``."""
 
     expected = "text or a mapping"
@@ -201,7 +204,7 @@ class _Git(Kind):
                   "one of these gets its answer; `git branch --show-current` too, which then wins over `branch`).",
                   default=()),
         ],
-        model.Git,
+        GitScript,
         description="git in detail.",
         name="git",
     )
@@ -209,14 +212,14 @@ class _Git(Kind):
     def accepts(self, value: Any) -> bool:
         return isinstance(value, str) or self.DETAIL.accepts(value)
 
-    def convert(self, value: Any) -> model.Git:
+    def convert(self, value: Any) -> GitScript:
         if value == "detached":
-            return model.Git(branch=None)
+            return GitScript(branch=None)
         if value == "missing":
-            return model.Git(missing=True)
+            return GitScript(missing=True)
         if isinstance(value, str):
-            return model.Git(branch=value)
-        result: model.Git = self.DETAIL.convert(value)
+            return GitScript(branch=value)
+        result: GitScript = self.DETAIL.convert(value)
         return result
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
@@ -232,7 +235,7 @@ class _Git(Kind):
         ]}
 
 
-class _Env(Kind):
+class _EnvKind(Kind):
     """Variables by name: text, a whole number (made text) or null (unset)."""
 
     expected = "a mapping"
@@ -264,7 +267,7 @@ class _Env(Kind):
         }
 
 
-def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: Any) -> model.Session:
+def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: Any) -> ScenarioSession:
     merged = dict(DEFAULT_ENV)
     for name, value in (env or {}).items():
         if value is None:
@@ -273,10 +276,10 @@ def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: A
             merged[name] = value
     if lang is not None:
         merged["LICH_PROMPT_LANG"] = lang
-    return model.Session(env=merged, **values)
+    return ScenarioSession(env=merged, **values)
 
 
-_DEFAULTS = model.Session()
+_DEFAULTS = ScenarioSession()
 
 SESSION = Record(
     [
@@ -284,12 +287,12 @@ SESSION = Record(
               "(false: `claude -p`). Default true.", default=True),
         Field("start", Bool(), "Whether session.start is raised at t=0. Default true; false: the mod never sees the "
               "session start.", default=True),
-        Field("env", _Env(), "Environment variables added to or replacing the defaults ("
+        Field("env", _EnvKind(), "Environment variables added to or replacing the defaults ("
               + ", ".join(f"{k}={v}" for k, v in DEFAULT_ENV.items())
               + "). null unsets a variable; a whole number is turned into text."),
         Field("lang", Text(), "Shorthand for `env: {LICH_PROMPT_LANG: …}`; wins over `env`."),
-        Field("git", _Git(), "What `git branch --show-current` does. A text: `detached` (a detached HEAD), `missing` "
-              "(git is not installed) or a branch name. Default `main`.", default=_DEFAULTS.git),
+        Field("git", _GitKind(), "What `git branch --show-current` does. A text: `detached` (a detached HEAD), "
+              "`missing` (git is not installed) or a branch name. Default `main`.", default=_DEFAULTS.git),
         Field("permission", PERMISSION, "How Claude Code's permission check answers every Agent call (a call's own "
               "`permission` wins). Default `allow`.", default=_DEFAULTS.permission),
         Field("modes", ListOf(Text("A mode's text, e.g. `plan mode`.")), "The footer's other modes, drawn before the "
@@ -337,14 +340,14 @@ LIST_WINDOW = Record(
         Field("from", Ms(), "Start of the window, virtual ms (inclusive). Default 0.", default=0, attr="from_ms"),
         Field("until", Ms(), "End of the window, virtual ms (exclusive). Default 0, which makes an empty window.",
               default=0, attr="until_ms"),
-        Field("stdout", Text(), "What lich prints on stdout. Default empty.", default=model.ListWindow.stdout),
+        Field("stdout", Text(), "What lich prints on stdout. Default empty.", default=ListScript.stdout),
         Field("stderr", Text(), "What lich prints on stderr. Default `lich: the session list could not be read` and "
-              "a newline.", default=model.ListWindow.stderr),
-        Field("exit", Int(), "The exit code. Default 1.", default=model.ListWindow.exit),
+              "a newline.", default=ListScript.stderr),
+        Field("exit", Int(), "The exit code. Default 1.", default=ListScript.exit),
         Field("read", Int(minimum=1), "The n-th `lich sessions` read (counting from 1) answers with this, whatever "
               "its time; `from` and `until` are then not used."),
     ],
-    model.ListWindow,
+    ListScript,
     description="`lich sessions` answers with this while from <= t < until, or at its n-th read (`read: N`).",
     name="listWindow",
 )
@@ -353,16 +356,16 @@ STOP = Record(
     [
         Field("exit", Int(), "0: as usual; 1: refused (default); 2: control took the abort but has not confirmed it "
               "(it still goes through); 3: the session ended before confirming. For close, 2 and 3 are that exit "
-              "with no output.", default=model.Stop.exit),
+              "with no output.", default=StopScript.exit),
         Field("stderr", Text(), "The reason of a refusal (`lich: ` is added when missing). Default: the worker "
-              "refused the command.", default=model.Stop.stderr),
+              "refused the command.", default=StopScript.stderr),
     ],
-    model.Stop,
+    StopScript,
     description="How lich answers a close or an abort of one worker.",
     name="stop",
 )
 
-_LICH = model.Lich()
+_LICH = LichScript()
 
 LICH = Record(
     [
@@ -381,11 +384,11 @@ LICH = Record(
         Field("stops", MapOf(STOP), "Scripted answers of `lich close NAME` and `lich control NAME abort`, by the "
               "worker's roster name.", default={}),
         Field("open", OPEN, "How lich answers every open that no call scripts with its own `lich:`. Default: pending "
-              "after 800 ms."),
+              "after 800 ms.", default=_LICH.default_open, attr="default_open"),
         Field("opens", ListOf(OPEN), "By order: the n-th open (counting every open from 1) gets the n-th of these, "
               "unless its call scripts it with its own `lich:`; an open past the list gets `open`.", default=()),
     ],
-    model.Lich,
+    LichScript,
     description="How the fake lich behaves.",
     name="lich",
 )

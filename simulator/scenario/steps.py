@@ -32,6 +32,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_cards.record import Value
+from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.lich.scripts import OpenScript
 from agent_cards_simulator.scenario import model
 from agent_cards_simulator.scenario.settings import OPEN, PERMISSION
 from agent_cards_simulator.scenario.spec import (
@@ -154,8 +156,8 @@ class Call(Value):
     id: str
     origin: str = "engine"  # "engine": the model on the main loop; else the plugin that raises the call
     agent: str | None = None
-    permission: model.Permission | None = None  # None: the session's
-    lich: model.Open | None = None
+    permission: PermissionVerdict | None = None  # None: the session's
+    lich: OpenScript | None = None
     worker_of: str | None = None  # a TaskStop naming the worker this Agent call opened (resolved when it runs)
 
 
@@ -673,7 +675,7 @@ _SHARED = [KINDS["taskstop"], KINDS["call"], KINDS["parallel"], KINDS["at"]]
 def _check_calls(r: Reader, steps: YList, read: list[model.Step], lines: list[int]) -> None:
     """Across steps: each call id once (Claude Code never reuses one), and one script per prompt."""
     seen_ids: set[str] = set()
-    scripts: dict[str, model.Open] = {}
+    scripts: dict[str, OpenScript] = {}
     for step, i in zip(read, lines, strict=True):
         for call in step.calls if isinstance(step, Calls) else ():
             if call.id in seen_ids:
@@ -688,9 +690,9 @@ def _check_calls(r: Reader, steps: YList, read: list[model.Step], lines: list[in
             scripts[prompt] = call.lich
 
 
-def opens(steps: tuple[model.Step, ...]) -> dict[str, model.Open]:
+def opens(steps: tuple[model.Step, ...]) -> dict[str, OpenScript]:
     """Each call's own ``lich:`` by the call's prompt (the last one given for a prompt)."""
-    found: dict[str, model.Open] = {}
+    found: dict[str, OpenScript] = {}
     for step in steps:
         for call in step.calls if isinstance(step, Calls) else ():
             prompt = call.input.get("prompt")
