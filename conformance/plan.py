@@ -67,11 +67,11 @@ def _span(events: Sequence[Mapping[str, Any]]) -> int:
     return max((int(e.get("t", 0)) for e in events), default=0)
 
 
-def _calls(scenario: Scenario) -> list[steps.Call]:
-    return [c for s in scenario.steps if isinstance(s, steps.Calls) for c in s.calls]
+def _calls(scenario: Scenario) -> list[steps.ToolCall]:
+    return [c for s in scenario.steps if isinstance(s, steps.CallStep) for c in s.calls]
 
 
-def _agent_type(call: steps.Call) -> str:
+def _agent_type(call: steps.ToolCall) -> str:
     value = call.input.get("subagent_type")
     return value if isinstance(value, str) and value else "general-purpose"
 
@@ -119,7 +119,7 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     return _permission_problem(scenario)
 
 
-def _decisions(scenario: Scenario) -> list[tuple[steps.Call, PermissionVerdict]]:
+def _decisions(scenario: Scenario) -> list[tuple[steps.ToolCall, PermissionVerdict]]:
     own = scenario.session.permission
     return [(c, c.permission or own) for c in _calls(scenario) if c.tool == "Agent"]
 

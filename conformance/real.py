@@ -143,8 +143,8 @@ class Run:
         self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
         self.remarks: list[str] = []
 
-    def _call_steps(self) -> Iterator[steps.Calls]:
-        yield from (s for s in self.scenario.steps if isinstance(s, steps.Calls))
+    def _call_steps(self) -> Iterator[steps.CallStep]:
+        yield from (s for s in self.scenario.steps if isinstance(s, steps.CallStep))
 
     # -- setting up ----------------------------------------------------------------------------------
 
@@ -265,7 +265,7 @@ class Run:
     def _steps(self, tui: Tui, model: ConformModel) -> None:
         n = 0
         for step in self.scenario.steps:
-            if isinstance(step, steps.Calls):
+            if isinstance(step, steps.CallStep):
                 n += 1
                 self._calls(tui, model, n, step)
                 continue
@@ -291,7 +291,7 @@ class Run:
     def _mark(self, kind: str) -> None:
         self.marks.append({"at": time.time(), "kind": kind})
 
-    def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.Calls) -> None:
+    def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
         ids = [c.id for c in step.calls]
         asks = [self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers]
         tui.type(MARKER.format(n=n))
@@ -333,7 +333,7 @@ class Run:
                 tui.wait_for("Interrupted", 30)
         tui.wait_idle(60)
 
-    def _open_ms(self, call: steps.Call) -> int:
+    def _open_ms(self, call: steps.ToolCall) -> int:
         scripted = call.lich or self.scenario.lich.default_open
         return scripted.ms if scripted is not None else 800
 

@@ -29,7 +29,7 @@ from agent_cards_simulator.scenario import expect, model
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.scripted import scripted
 from agent_cards_simulator.scenario.spec import MAX_MS
-from agent_cards_simulator.scenario.steps import Call
+from agent_cards_simulator.scenario.steps import ToolCall
 
 
 class Replay(Record):
@@ -114,7 +114,7 @@ class Play:
             raise PastHorizon(f"the steps would run past t={MAX_MS} ms (a day of virtual time, the replay's limit)")
         await asyncio.sleep(ms / 1000)
 
-    async def call(self, call: Call) -> None:
+    async def call(self, call: ToolCall) -> None:
         verdict = call.permission if call.permission is not None else self.host.session.permission
         await self.host.call(call.tool, dict(call.input), call.id, origin(call.origin), call.agent, verdict)
 
