@@ -1,7 +1,7 @@
 """What of a scenario the real Claude Code can show, and how: the concrete settings of one run, or why not.
 
 A scenario speaks of an abstract session; the real engine needs concrete settings, and some of them behave
-differently from one another (``claude-code-differences.md``, items 4–6). One choice per feature:
+differently from one another (a permission rule, a hook, a dialog). One choice per feature:
 
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's

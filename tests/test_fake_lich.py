@@ -418,7 +418,7 @@ def test_shared_worker_answers_then_is_closed() -> None:
 
 
 def test_the_kept_session_list_follows_answers_stops_and_closes() -> None:
-    """sessions --json's line is kept between polls (issue 15); every change shows at once all the same."""
+    """sessions --json's line is kept between polls; every change shows at once all the same."""
     w = world(opens=[OpenScript(report=ReportScript(60_000, "All fixed.", background=True)), OpenScript()])
     lich(w, *SHARED, now=1000)
 

@@ -1,7 +1,7 @@
 """A fake Claude Code (the engine of Claude Code 2.1.328, :data:`ENGINE_VERSION`): the mod engine's host, and
 the pipeline an Agent call runs through.
 
-An Agent call (measured on 2.1.328, ``claude-code-engine.md`` §3 and the e2e notes §9):
+An Agent call (as measured on 2.1.328):
 
     tool.call hooks → [core] classic PreToolUse → permission check (rule, mode, dialog)
                     → tool.run: the agent type → agent.spawn hooks → the native agent (background)
@@ -17,7 +17,7 @@ the hooks return later; the hooks go on, their signal aborted; the mod's process
 (the bridge's session host runs them in a process session of its own, which Esc does not reach).
 
 A reload runs ``register`` again in a fresh module and raises ``session.start`` again for that module
-(its hooks only), with the session's interactive flag (claude-code-engine.md §7.2, measured on 2.1.328).
+(its hooks only), with the session's interactive flag (measured on 2.1.328).
 Everything the host does lands in the transcript.
 
 The host is built with its settings (the loop, the :class:`Session`, the executor, the module's
@@ -249,7 +249,7 @@ class FakeClaudeCode:
             self._background.timers.discard(timer)
             return
         # spawn, but the task leaves the set itself as it ends (_run_timer): no done callback, so one
-        # loop turn less per tick (issue 15); a task cancelled before it starts is stopped by close.
+        # loop turn less per tick; a task cancelled before it starts is stopped by close.
         self._background.tasks.add(self.loop.create_task(self._run_timer(timer.fn)))
         if timer.repeat:
             timer.arm()
@@ -558,7 +558,7 @@ class FakeClaudeCode:
         armed = background.note
         if armed is not None:
             if due == background.note_due:
-                return  # already armed for that instant: keep it (most runs change no note; issue 15)
+                return  # already armed for that instant: keep it (most runs change no note)
             armed.cancel()
         background.note_due = due
         background.note = None if due is None else self.loop.call_later(max(0, due - self.now()) / 1000,

@@ -28,9 +28,9 @@ from agent_cards_simulator.scenario.spec import (
     Field,
     Kind,
     Reader,
-    Record,
+    RecordKind,
     Schema,
-    Text,
+    TextKind,
     did_you_mean,
     show,
 )
@@ -95,13 +95,13 @@ class _Clauses(Kind):
 
 
 #: The top level of a scenario file.
-TOP = Record(
+TOP = RecordKind(
     [
-        Field("title", Text(), "One line: what the scenario shows. Printed by the replay and stored in the snapshot.",
-              default="", missing="{path}: 'title' is missing"),
+        Field("title", TextKind(), "One line: what the scenario shows. Printed by the replay and stored in the "
+              "snapshot.", default="", missing="{path}: 'title' is missing"),
         Field("clauses", _Clauses(), "The ids of the specification clauses the scenario shows "
               "(scenarios/clauses.yaml). At least one.", default=(), missing="{path}: 'clauses' is missing"),
-        Field("about", Text(), "Free text for readers: why the scenario exists and how to read its timeline. The "
+        Field("about", TextKind(), "Free text for readers: why the scenario exists and how to read its timeline. The "
               "replay ignores it."),
         Field("session", SESSION, "The Claude Code session the mod runs in.", default=None),
         Field("lich", LICH, "How the fake lich behaves.", default=None),

@@ -1,6 +1,6 @@
 """The vocabulary the scenario format is written in: each piece reads a value, checks it, and describes it.
 
-A *kind* (``Text``, ``Ms``, ``Record``, …) is one value of the format. It knows three things, so they
+A *kind* (``TextKind``, ``Ms``, ``RecordKind``, …) is one value of the format. It knows three things, so they
 are said once:
 
 - ``read(r, where, key, value, path)``: the value checked and turned into the model's value; every
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from agent_cards.record import Value
+from agent_cards.record import Record, Value, field
 from agent_cards_simulator.scenario.yamlnodes import YList, YMap, line_of
 
 Schema = dict[str, Any]
@@ -38,11 +38,10 @@ class _Failed:
 FAILED: Final = _Failed()
 
 
-class Reader:
+class Reader(Record):
     """Collects problems as ``(line, message)`` pairs instead of stopping at the first one."""
 
-    def __init__(self) -> None:
-        self.problems: list[tuple[int, str]] = []
+    problems: list[tuple[int, str]] = field(default_factory=list)
 
     def fail(self, where: object, key: str | int | None, message: str) -> None:
         self.problems.append((line_of(where, key) if key is not None else int(getattr(where, "line", 1)), message))
@@ -115,7 +114,7 @@ def described(schema: Schema, description: str) -> Schema:
     return {"description": description, **schema} if description else schema
 
 
-class Text(Kind):
+class TextKind(Kind):
     expected = "text"
 
     def __init__(self, description: str = "", examples: tuple[str, ...] = ()) -> None:
@@ -303,7 +302,7 @@ class Field(Value):
     key: str
     kind: Kind
     description: str = ""
-    #: The model's value when the key is absent (also the argument name, see ``Record.attr``).
+    #: The model's value when the key is absent (also the argument name, see ``RecordKind.attr``).
     default: Any = None
     #: The key must be given; the problem's wording (``{path}`` is the record's path).
     missing: str | None = None
@@ -311,7 +310,7 @@ class Field(Value):
     attr: str | None = None
 
 
-class Record(Kind):
+class RecordKind(Kind):
     """A mapping of known keys; its model value is ``build(**values)``.
 
     With ``name`` its schema is put in ``$defs`` under that name, once. Unknown keys are refused with a

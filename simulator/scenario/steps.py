@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent_cards.record import Value
+from agent_cards.record import Record, Value
 from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.lich.scripts import OpenScript
 from agent_cards_simulator.scenario import model
@@ -52,9 +52,9 @@ from agent_cards_simulator.scenario.spec import (
     Ms,
     Nullable,
     Reader,
-    Record,
+    RecordKind,
     Schema,
-    Text,
+    TextKind,
     did_you_mean,
     plain,
     show,
@@ -66,11 +66,10 @@ if TYPE_CHECKING:
     from agent_cards_simulator.scenario.replay import Play
 
 
-class Ids:
+class Ids(Record):
     """Call ids in file order: ``toolu_0001``, … (a call with its own id still takes a number)."""
 
-    def __init__(self) -> None:
-        self.count = 0
+    count: int = 0  # the ids given out so far
 
     def next(self) -> str:
         self.count += 1
@@ -114,7 +113,7 @@ class Action(StepKind):
 
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
         value = item[self.key]
-        if isinstance(self.value, Record) and isinstance(value, YMap):  # each key's own problem, by its line
+        if isinstance(self.value, RecordKind) and isinstance(value, YMap):  # each key's own problem, by its line
             read = self.value.read(r, item, self.key, value, f"{path}.{self.key}")
             return None if read is FAILED else self.make(read)
         if not self.value.accepts(value):
@@ -198,11 +197,11 @@ async def _esc_after(play: Play, ms: int) -> None:
 
 
 # The keys a call and a taskstop share.
-_ID = Field("id", Text(), "The call's tool_use id. Default `toolu_NNNN`, NNNN counting every call and taskstop of the "
-            "file from 0001 (a call with its own id still takes a number).")
-_ORIGIN = Field("origin", Text(), "Who makes the call: `engine` (default) is the model on the main loop; any other "
+_ID = Field("id", TextKind(), "The call's tool_use id. Default `toolu_NNNN`, NNNN counting every call and taskstop of "
+            "the file from 0001 (a call with its own id still takes a number).")
+_ORIGIN = Field("origin", TextKind(), "Who makes the call: `engine` (default) is the model on the main loop; any other "
                 "text is the name of a plugin that raises the call.", default="engine")
-_AGENT = Field("agent", Text(), "The agentId of a subagent that makes this call (the call carries `agentId`).")
+_AGENT = Field("agent", TextKind(), "The agentId of a subagent that makes this call (the call carries `agentId`).")
 _PERMISSION = Field("permission", PERMISSION, "How Claude Code's permission check answers this call; default: "
                     "`session.permission`.")
 _ESC_AFTER = Field("esc_after", Ms(), "Esc is pressed this many ms after the step began (the call may still be "
@@ -227,7 +226,7 @@ class _ToolInput(Kind):
 
 
 #: The Agent tool's input: the keys the reader checks; the others go to the tool as they are.
-AGENT_INPUT = Record(
+AGENT_INPUT = RecordKind(
     [
         Field("description", Anything(), "The task's short description (the branch slug comes from it).",
               missing="{path}: an Agent call needs 'description'"),
@@ -247,12 +246,12 @@ AGENT_INPUT = Record(
 
 _CALL = Field("call", _ToolInput(), "The tool's input. For Agent: description and prompt at least.",
               missing="{path}: 'call' is missing")
-_TOOL = Field("tool", Text(), "The tool called. Default `Agent`; any other tool runs natively (e.g. TaskStop with "
+_TOOL = Field("tool", TextKind(), "The tool called. Default `Agent`; any other tool runs natively (e.g. TaskStop with "
               "`shell_id`).", default="Agent")
 _LICH = Field("lich", OPEN, "How lich answers the open of THIS call (matched by its prompt).")
 _TASKSTOP = Field("taskstop", AnyOf(
-    Text("A worker's roster name (the agentId its Agent call answered), or a native agent's id."),
-    Record([Field("worker", Text(), "The id of the Agent call that opened the worker (`toolu_0001`).",
+    TextKind("A worker's roster name (the agentId its Agent call answered), or a native agent's id."),
+    RecordKind([Field("worker", TextKind(), "The id of the Agent call that opened the worker (`toolu_0001`).",
                   missing="{path}: 'worker' (the id of the call that opened it) is missing")],
            description="The worker the Agent call with this id opened, by that call (its roster name is read "
            "from the call's answer when the TaskStop is made)."),
@@ -285,7 +284,7 @@ class _CallKind(StepKind):
     def __init__(self, key: str, form: str, doc: str, own: list[Field],
                  extra: Callable[[Defs], Schema] | None = None) -> None:
         self.key, self.form, self.doc = key, form, doc
-        self.record = Record([*own, *_CALL_KEYS], description=doc, name=f"{key}Step", extra=extra)
+        self.record = RecordKind([*own, *_CALL_KEYS], description=doc, name=f"{key}Step", extra=extra)
 
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
         call = read_call(r, item, path, ids)
@@ -375,7 +374,7 @@ class _Parallel(StepKind):
                            "The calls (call or taskstop steps, without esc_after).",
                            missing="{path}: 'parallel' is missing")
         self.esc_after = Field(_ESC_AFTER.key, Ms(), "Esc is pressed this many ms after the step began.")
-        self.record = Record([self.calls, self.esc_after], description=self.doc)
+        self.record = RecordKind([self.calls, self.esc_after], description=self.doc)
 
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
         p = r.mapping(None, 0, item, path, self.record.fields)
@@ -464,7 +463,7 @@ class Footer(Value):
         return None
 
 
-_INTERACTIVE = Record([Field("interactive", Bool("Default true."), default=True)], lambda interactive: interactive)
+_INTERACTIVE = RecordKind([Field("interactive", Bool("Default true."), default=True)], lambda interactive: interactive)
 
 
 @action("session.start", AnyOf(Bool(), _INTERACTIVE, description="Whether the session is interactive: true, false, "
@@ -480,7 +479,7 @@ class SessionStart(Value):
         return None
 
 
-@action("errands", Nullable(Text(), "The text after `lich: `, or null to remove it."),
+@action("errands", Nullable(TextKind(), "The text after `lich: `, or null to remove it."),
         form="`errands: TEXT` or `errands: null`", expected="the errands text, or null",
         doc="lich's own status module shows `lich: TEXT` in the footer (null removes it); the footer redraws.")
 class Errands(Value):
@@ -510,10 +509,10 @@ class Check(Value):
         return "check: " + "; ".join(wrong) if wrong else None
 
 
-_CHECK = Record(
+_CHECK = RecordKind(
     [
         Field("count", Int(minimum=0), "The number of workers the mod counts now."),
-        Field("footer", Nullable(Text()), "The footer's lich line as last drawn, e.g. `lich: 1 worker` (null: no "
+        Field("footer", Nullable(TextKind()), "The footer's lich line as last drawn, e.g. `lich: 1 worker` (null: no "
               "lich line, or no footer drawn yet).", default=UNCHECKED),
     ],
     Check,
@@ -528,10 +527,10 @@ action("check", _CHECK, form="`check: {count: N, footer: TEXT}`", expected="{cou
 
 @action(
     "workflow",
-    Record(
+    RecordKind(
         [
-            Field("description", Text("The agent's description."), default=""),
-            Field("prompt", Text("The agent's prompt."), default=""),
+            Field("description", TextKind("The agent's description."), default=""),
+            Field("prompt", TextKind("The agent's prompt."), default=""),
         ],
         description="The agent's description and prompt (default empty).",
     ),
