@@ -402,6 +402,17 @@ def test_list_script_window() -> None:
     assert lich(w, "sessions", "--json", now=20_500) == LichRun("garbage", "", 0, CALL_MS)
 
 
+def test_a_window_by_read_number_is_passed_over() -> None:
+    """A window with ``read`` answers the n-th read in front of lich (the replay's scripted runs): lich
+    itself never counts reads, so its time span, if any, does not answer either."""
+    w = world(lists=[ListScript(0, 10_000, stdout="by read", exit=0, read=1)])
+    lich(w, *SHARED)
+    for now in (0, 5000):
+        answer = lich(w, "sessions", "--json", now=now)
+        assert answer.exit_code == 0 and len(out(answer)) == 1
+    assert lich(w, "sessions", now=5000).stdout.startswith("session\t")
+
+
 # --- the worker lifecycle -----------------------------------------------------------------------------------
 
 
