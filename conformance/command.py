@@ -134,7 +134,7 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) ->
 
 def judge(scenario: Scenario, result: Result) -> None:
     """Compare the two transcripts of ``result`` and give its verdict."""
-    parallel = any(isinstance(s, steps.Calls) and len(s.calls) > 1 for s in scenario.steps)
+    parallel = any(isinstance(s, steps.CallStep) and len(s.calls) > 1 for s in scenario.steps)
     missing = None if scenario.lich.installed else scenario.env.get("LICH_BIN")
     result.comparison = compare(result.fake, result.real, side_by_side=parallel, missing_program=missing)
     if result.comparison.conforms:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_cards_claude_driver.model_api import Reply, ScriptedModel, TextReply, ToolUse, text_of, tool_results
-from agent_cards_simulator.scenario.steps import Call
+from agent_cards_simulator.scenario.steps import ToolCall
 
 MARKER = "conform step {n}: carry on with the task."
 _MARKER = re.compile(r"conform step (\d+):")
@@ -41,7 +41,7 @@ def agent_id_in(text: str) -> str | None:
 class ConformModel(ScriptedModel):
     """The fake Messages API, answering each step marker with that step's calls once."""
 
-    def __init__(self, turns: Mapping[int, Sequence[Call]], *, on_serve: Callable[[int], None] | None = None,
+    def __init__(self, turns: Mapping[int, Sequence[ToolCall]], *, on_serve: Callable[[int], None] | None = None,
                  **more: Any) -> None:
         super().__init__(**more)
         self.turns = dict(turns)
@@ -69,7 +69,7 @@ class ConformModel(ScriptedModel):
         first, *rest = uses
         return ToolUse(first.name, first.input, id=first.id, text=f"Step {n}.", parallel=tuple(rest))
 
-    def _resolved(self, call: Call, body: Mapping[str, Any]) -> dict[str, Any]:
+    def _resolved(self, call: ToolCall, body: Mapping[str, Any]) -> dict[str, Any]:
         """A TaskStop naming a worker by the call that opened it gets the agentId that call answered."""
         if call.worker_of is None:
             return dict(call.input)

@@ -29,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_cards.record import Value, field
-from agent_cards_simulator.scenario import model, steps
+from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
 #: The longest virtual span run in real time (ms): about two minutes.
@@ -64,11 +65,11 @@ def _span(events: Sequence[Mapping[str, Any]]) -> int:
     return max((int(e.get("t", 0)) for e in events), default=0)
 
 
-def _calls(scenario: Scenario) -> list[steps.Call]:
-    return [c for s in scenario.steps if isinstance(s, steps.Calls) for c in s.calls]
+def _calls(scenario: Scenario) -> list[steps.ToolCall]:
+    return [c for s in scenario.steps if isinstance(s, steps.CallStep) for c in s.calls]
 
 
-def _agent_type(call: steps.Call) -> str:
+def _agent_type(call: steps.ToolCall) -> str:
     value = call.input.get("subagent_type")
     return value if isinstance(value, str) and value else "general-purpose"
 
@@ -95,7 +96,7 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     lich = scenario.lich
     if any(w.read is not None for w in lich.lists):
         return "lich.lists by read number: answered by the replay's scripted runner, which fake-lich does not know"
-    opens = [o for o in (lich.open, *lich.opens, *scenario.opens.values()) if o is not None]
+    opens = (lich.default_open, *lich.opens, *lich.by_prompt.values())
     for o in opens:
         if o.exit is not None and o.exit not in OPEN_EXITS:
             return f"an open exiting {o.exit}: an exit code set by hand, not one lich's program prints"
@@ -116,7 +117,7 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     return _permission_problem(scenario)
 
 
-def _decisions(scenario: Scenario) -> list[tuple[steps.Call, model.Permission]]:
+def _decisions(scenario: Scenario) -> list[tuple[steps.ToolCall, PermissionVerdict]]:
     own = scenario.session.permission
     return [(c, c.permission or own) for c in _calls(scenario) if c.tool == "Agent"]
 

@@ -43,7 +43,6 @@ from agent_cards_conformance.plan import Plan
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import create_state
 from agent_cards_simulator.scenario import steps
-from agent_cards_simulator.scenario.replay import lich_script
 
 ROOT = Path(__file__).resolve().parents[1]
 MOD = Path(agent_cards.__file__).resolve().parent
@@ -154,8 +153,8 @@ class RealRunner:
         self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
         self.remarks: list[str] = []
 
-    def _call_steps(self) -> Iterator[steps.Calls]:
-        yield from (s for s in self.scenario.steps if isinstance(s, steps.Calls))
+    def _call_steps(self) -> Iterator[steps.CallStep]:
+        yield from (s for s in self.scenario.steps if isinstance(s, steps.CallStep))
 
     # -- setting up ----------------------------------------------------------------------------------
 
@@ -271,13 +270,13 @@ class RealRunner:
     def _start_clock(self) -> None:
         """t=0: lich's state is made now, so that its own clock (real ms since then) is the scenario's."""
         if self.clock.t0 is None:
-            create_state(self.state, lich_script(self.scenario))
+            create_state(self.state, self.scenario.lich)
             self.clock.start()
 
     def _steps(self, tui: Tui, model: ConformModel) -> None:
         n = 0
         for step in self.scenario.steps:
-            if isinstance(step, steps.Calls):
+            if isinstance(step, steps.CallStep):
                 n += 1
                 self._calls(tui, model, n, step)
                 continue
@@ -303,7 +302,7 @@ class RealRunner:
     def _mark(self, kind: str) -> None:
         self.marks.append({"at": time.time(), "kind": kind})
 
-    def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.Calls) -> None:
+    def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
         ids = [c.id for c in step.calls]
         asks = [self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers]
         tui.type(MARKER.format(n=n))
@@ -345,8 +344,8 @@ class RealRunner:
                 tui.wait_for("Interrupted", 30)
         tui.wait_idle(60)
 
-    def _open_ms(self, call: steps.Call) -> int:
-        scripted = call.lich or self.scenario.lich.open
+    def _open_ms(self, call: steps.ToolCall) -> int:
+        scripted = call.lich or self.scenario.lich.default_open
         return scripted.ms if scripted is not None else 800
 
     def _finish(self, tui: Tui, model: ConformModel, watcher: _Screen) -> None:

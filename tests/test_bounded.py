@@ -20,7 +20,8 @@ from agent_cards_simulator.host.chain import AbortSignal, Invocation
 from agent_cards_simulator.host.claude_code import FakeClaudeCode, Session
 from agent_cards_simulator.lich.scripts import LichScript
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.runners.virtual import GitScript, VirtualExecutor
+from agent_cards_simulator.runners.scripted_git import GitScript
+from agent_cards_simulator.runners.virtual import VirtualExecutor
 from agent_cards_simulator.scenario.files import read_checked, scenario_files
 from agent_cards_simulator.scenario.reader import DEFAULT_ENV, Scenario
 from agent_cards_simulator.scenario.replay import replay

@@ -29,7 +29,7 @@ from agent_cards.bridge.host import run_process
 from agent_cards.texts import agent_text, person_text
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_simulator.lich.install import SetupError
-from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = "session-2-9f81"
@@ -267,7 +267,7 @@ def test_state_survives_a_new_host_and_task_stop_closes_the_worker(
 def test_a_host_started_again_ends_the_count_by_its_poll(modules: list[FakeModule], lich: LoggedLich) -> None:
     """The state handed to a new host re-arms the mod's 5 s poll (``AgentCards.resume``): the worker reports,
     lich lists it done, and the count ends with no TaskStop."""
-    lich.restart(LichScript(checkout="/x", default_open=OpenScript(report=Report(after_ms=0, text="Done."))))
+    lich.restart(LichScript(checkout="/x", default_open=OpenScript(report=ReportScript(after_ms=0, text="Done."))))
     first = start(modules, lich)
     take(first, agent_e())
     first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))

@@ -15,8 +15,8 @@ from agent_cards.record import Record, Value, plain
 from agent_cards_simulator.lich.commands import COMMANDS
 from agent_cards_simulator.lich.goflags import FlagError, HelpRequested, Kind, go_quote, parse
 from agent_cards_simulator.lich.output import CALL_MS, LichRun, Note, json_line
-from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
-from agent_cards_simulator.lich.world import LichWorld, Session, slug
+from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, ReportScript, StopScript
+from agent_cards_simulator.lich.world import LichSession, LichWorld, slug
 
 BIN = "/opt/lich/bin/lich"
 ENV = {"LICH_SESSION_ID": "3c4d", "LICH_BIN": BIN, "LICH_PORT": "47999", "LICH_TOKEN": "tok"}
@@ -235,7 +235,7 @@ def test_prompt_over_8192_bytes_opens_an_empty_card() -> None:
 
 
 def test_empty_prompt_and_scripted_handoff_error() -> None:
-    w = world(opens=[OpenScript(), OpenScript(handoff_error="its terminal ended", report=Report(10, "x"))])
+    w = world(opens=[OpenScript(), OpenScript(handoff_error="its terminal ended", report=ReportScript(10, "x"))])
     run = lich(w, "open", "--subagent", "--prompt", "", "--json")
     handoff = "lich: the session is open, but the task did not reach it: "
     assert run.stderr == handoff + "nothing to send: the prompt is empty\n"
@@ -256,7 +256,7 @@ def test_scripted_open_failure_opens_nothing() -> None:
 
 
 def test_hanging_open_still_opens_and_reports() -> None:
-    w = world(opens=[OpenScript(hang=True, report=Report(9000, "did it anyway"))])
+    w = world(opens=[OpenScript(hang=True, report=ReportScript(9000, "did it anyway"))])
     run = lich(w, *SHARED, now=100)
     assert run.hang and run.stdout == "" and run.stderr == ""
     assert names(w, 100) == ["session-2-9f81"]
@@ -278,7 +278,7 @@ def test_output_overrides_change_only_the_output() -> None:
 
 def test_delivery_statuses() -> None:
     w = world(opens=[OpenScript(delivery="answered", answer="42 <b>", ms=3000), OpenScript(delivery="unread"),
-                     OpenScript(delivery="unanswered", report=Report(50_000, "late")),
+                     OpenScript(delivery="unanswered", report=ReportScript(50_000, "late")),
                      OpenScript(delivery="bogus"), OpenScript(delivery=None)])
     run = lich(w, *SHARED, now=0)
     assert run.exit_code == 0 and "\\u003cb\\u003e" in run.stdout
@@ -402,11 +402,22 @@ def test_list_script_window() -> None:
     assert lich(w, "sessions", "--json", now=20_500) == LichRun("garbage", "", 0, CALL_MS)
 
 
+def test_a_window_by_read_number_is_passed_over() -> None:
+    """A window with ``read`` answers the n-th read in front of lich (the replay's scripted runs): lich
+    itself never counts reads, so its time span, if any, does not answer either."""
+    w = world(lists=[ListScript(0, 10_000, stdout="by read", exit=0, read=1)])
+    lich(w, *SHARED)
+    for now in (0, 5000):
+        answer = lich(w, "sessions", "--json", now=now)
+        assert answer.exit_code == 0 and len(out(answer)) == 1
+    assert lich(w, "sessions", now=5000).stdout.startswith("session\t")
+
+
 # --- the worker lifecycle -----------------------------------------------------------------------------------
 
 
 def test_shared_worker_answers_then_is_closed() -> None:
-    w = world(opens=[OpenScript(report=Report(60_000, "All fixed."))])
+    w = world(opens=[OpenScript(report=ReportScript(60_000, "All fixed."))])
     lich(w, *SHARED, now=1000)
     assert w.roster(60_999)[0]["state"] == "busy"
     assert w.next_note_at() == 61_000
@@ -418,9 +429,8 @@ def test_shared_worker_answers_then_is_closed() -> None:
 
 
 def test_the_kept_session_list_follows_answers_stops_and_closes() -> None:
-    """sessions --json's line is kept between polls (answered before its argv is parsed
-    again); every change shows at once all the same."""
-    w = world(opens=[OpenScript(report=Report(60_000, "All fixed.", background=True)), OpenScript()])
+    """sessions --json's line is kept between polls; every change shows at once all the same."""
+    w = world(opens=[OpenScript(report=ReportScript(60_000, "All fixed.", background=True)), OpenScript()])
     lich(w, *SHARED, now=1000)
 
     def states(now: int) -> list[tuple[str, str]]:
@@ -441,8 +451,8 @@ def test_the_kept_session_list_follows_answers_stops_and_closes() -> None:
 
 
 def test_background_and_isolated_workers_stay_listed_done() -> None:
-    w = world(opens=[OpenScript(report=Report(5000, "bg", background=True)), OpenScript(report=Report(3000, "iso")),
-                     OpenScript()])
+    w = world(opens=[OpenScript(report=ReportScript(5000, "bg", background=True)),
+                     OpenScript(report=ReportScript(3000, "iso")), OpenScript()])
     lich(w, *SHARED)
     lich(w, *ISOLATED, now=100)
     lich(w, *SHARED)
@@ -454,7 +464,7 @@ def test_background_and_isolated_workers_stay_listed_done() -> None:
 
 
 def test_plain_errand_gets_a_nudge_not_a_report() -> None:
-    w = world(opens=[OpenScript(report=Report(100, "r"))])
+    w = world(opens=[OpenScript(report=ReportScript(100, "r"))])
     lich(w, "open", "--prompt", "task", "--json")
     [note] = w.notes_due(100)
     assert note.text.startswith('[lich] The task you sent "Session 2" has its result ready.')
@@ -467,7 +477,7 @@ def test_plain_errand_gets_a_nudge_not_a_report() -> None:
 
 @pytest.mark.parametrize("ref", ["session-2-9f81", "Session 2", "9f81"])
 def test_close_is_silent(ref: str) -> None:
-    w = world(opens=[OpenScript(report=Report(30_000, "never seen"))])
+    w = world(opens=[OpenScript(report=ReportScript(30_000, "never seen"))])
     lich(w, *SHARED)
     assert lich(w, "close", ref, now=5000) == LichRun('Closed "Session 2".\n', "", 0, CALL_MS)
     assert w.roster(5000) == [] and w.notes_due(10**9) == [] and w.next_note_at() is None
@@ -528,7 +538,7 @@ def test_name_resolution_order() -> None:
 
 
 def test_labels_are_go_quoted_in_prose() -> None:
-    w = world(opens=[OpenScript(label='say "hi" \\ now', report=Report(5, "ok"))])
+    w = world(opens=[OpenScript(label='say "hi" \\ now', report=ReportScript(5, "ok"))])
     lich(w, *SHARED)
     assert w.notes_due(5)[0].text.startswith('[lich] Session "say \\"hi\\" \\\\ now" finished')
     assert lich(w, "open", "--prompt", "x").stdout.startswith('Opened session "Session 3"')
@@ -539,7 +549,7 @@ def test_labels_are_go_quoted_in_prose() -> None:
 
 
 def test_control_abort_keeps_the_card_without_a_note() -> None:
-    w = world(opens=[OpenScript(report=Report(20_000, "never"))])
+    w = world(opens=[OpenScript(report=ReportScript(20_000, "never"))])
     lich(w, *ISOLATED)
     run = lich(w, "control", "subagent-fix-the-auth-flow-ab12-9f81", "abort", now=1000)
     assert run == LichRun(f'"{BRANCH}" stopped its turn.\n', "", 0, CALL_MS)
@@ -548,7 +558,7 @@ def test_control_abort_keeps_the_card_without_a_note() -> None:
 
 
 def test_control_abort_of_a_shared_worker_stops_lich_closing_it() -> None:
-    w = world(opens=[OpenScript(report=Report(20_000, "x"))])
+    w = world(opens=[OpenScript(report=ReportScript(20_000, "x"))])
     lich(w, *SHARED)
     assert lich(w, "control", "Session 2", "abort", now=10).exit_code == 0
     assert w.roster(10**9)[0]["state"] == "done"
@@ -603,7 +613,7 @@ MENU: list[tuple[str, ...]] = [
     ("help",), ("help", "close"), ("bogus",), ("open", "--subagent"),
 ]
 
-reports = st.one_of(st.none(), st.builds(Report, st.integers(0, 20_000), st.text(max_size=8), st.booleans()))
+reports = st.one_of(st.none(), st.builds(ReportScript, st.integers(0, 20_000), st.text(max_size=8), st.booleans()))
 open_scripts = st.builds(
     OpenScript,
     delivery=st.sampled_from(["pending", "pending", "answered", "unread", "unanswered", "weird", None]),
@@ -661,7 +671,7 @@ def test_output_discipline(script: LichScript, plan: list[tuple[int, int, bool]]
 
 
 def test_durations_and_determinism() -> None:
-    script = LichScript(opens=(OpenScript(ms=1234, report=Report(10, "r")),))
+    script = LichScript(opens=(OpenScript(ms=1234, report=ReportScript(10, "r")),))
     a, b = LichWorld(script), LichWorld(script)
     for w in (a, b):
         assert lich(w, *SHARED).ms == 1234
@@ -675,10 +685,10 @@ def test_durations_and_determinism() -> None:
 
 
 def test_a_value_is_a_frozen_dataclass() -> None:
-    report = Report(5, "done")
-    assert report == Report(after_ms=5, text="done", background=False) and report != Report(5, "done", True)
-    assert hash(report) == hash(Report(5, "done")) and report != ("Report", 5, "done", False)
-    assert repr(report) == "Report(after_ms=5, text='done', background=False)"
+    report = ReportScript(5, "done")
+    assert report == ReportScript(after_ms=5, text="done", background=False) and report != ReportScript(5, "done", True)
+    assert hash(report) == hash(ReportScript(5, "done")) and report != ("ReportScript", 5, "done", False)
+    assert repr(report) == "ReportScript(after_ms=5, text='done', background=False)"
     with pytest.raises(AttributeError, match="immutable"):
         report.text = "other"  # type: ignore[misc]
     with pytest.raises(AttributeError, match="immutable"):
@@ -691,7 +701,7 @@ def test_a_record_is_mutable_and_compared_by_identity() -> None:
         "id": "9f81", "label": "L", "name": "l-9f81", "kind": "claude", "project": "app", "path": "/p", "branch": "",
         "folder": "", "subagent": True, "origin_id": "", "origin_label": "", "opened_at": 0, "bin": "lich",
     }
-    a, b = Session(**fields), Session(**fields)
+    a, b = LichSession(**fields), LichSession(**fields)
     assert a != b and a in [a] and isinstance(a, Record) and not isinstance(a, Value)
     a.note_sent = True
     assert a.note_sent and not b.note_sent and "note_sent=True" in repr(a)
@@ -700,7 +710,7 @@ def test_a_record_is_mutable_and_compared_by_identity() -> None:
 
 
 def test_record_constructor_errors_are_type_errors() -> None:
-    build: Any = Report
+    build: Any = ReportScript
     with pytest.raises(TypeError, match="missing required argument 'text'"):
         build(5)
     with pytest.raises(TypeError, match="unexpected keyword argument 'when'"):

@@ -17,7 +17,7 @@ import agent_cards_simulator
 from agent_cards.bridge.lifetime import alive
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import STATE_ENV, State, create_state, transact
-from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript, StopScript
 from agent_cards_simulator.lich.world import LichWorld
 
 BIN = "/opt/lich/bin/lich"
@@ -109,7 +109,7 @@ def test_a_clock_that_is_not_a_number_is_one_lich_line(program: str, tmp_path: P
 # --- one consistent lich across calls ------------------------------------------------------------
 
 SCRIPT = LichScript(
-    opens=(OpenScript(report=Report(after_ms=5000, text="Fixed: the cookie was stale.")),
+    opens=(OpenScript(report=ReportScript(after_ms=5000, text="Fixed: the cookie was stale.")),
            OpenScript(delivery="answered", answer="42", ms=300)),
     stops={"refuses-9f85": StopScript(exit=1, stderr="lich: it is busy")},
 )

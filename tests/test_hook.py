@@ -21,7 +21,7 @@ from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import AGENT, agent_text, person_text
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_simulator.lich.install import SetupError
-from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report, StopScript
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript, StopScript
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
@@ -497,7 +497,7 @@ def test_a_refused_taskstop_keeps_the_worker(
 def test_taskstop_for_a_worker_lich_no_longer_lists_goes_to_claude_code(
     env: dict[str, str], project: Path, data_dir: Path, lich: HookLich
 ) -> None:
-    lich.script(default_open=OpenScript(report=Report(after_ms=0, text="Done.")))  # answered and closed at once
+    lich.script(default_open=OpenScript(report=ReportScript(after_ms=0, text="Done.")))  # answered and closed at once
     started(project)
     reason(handle(agent(project)))
     name = state(data_dir).workers[0].name

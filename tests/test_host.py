@@ -16,10 +16,12 @@ import agent_cards
 from agent_cards.engine import Event, HookResult, ProcessError
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
-from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Register, Session
+from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Register, Session
+from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.runners.virtual import GitScript, VirtualExecutor
+from agent_cards_simulator.runners.scripted_git import GitScript
+from agent_cards_simulator.runners.virtual import VirtualExecutor
 from agent_cards_simulator.scenario.reader import DEFAULT_ENV
 
 BIN = DEFAULT_ENV["LICH_BIN"]
@@ -90,17 +92,17 @@ def spy_register(spy: Spy) -> Register:
 @pytest.mark.parametrize(
     ("permission", "via", "refusal"),
     [
-        (Permission("allow"), "mode", None),
-        (Permission("ask", answer=True), "dialog", None),
-        (Permission("deny"), "rule", results.RULE_DENIED),
-        (Permission("deny", reason="Agent is denied in settings"), "rule", "Agent is denied in settings"),
-        (Permission("ask", answer=False), "dialog", results.USER_REJECTED),
-        (Permission("ask"), "dialog", results.PERMISSION_DENIED_NOBODY),
-        (Permission("hook-deny", reason="no agents today"), "hook", results.hook_error("no agents today")),
-        (Permission("hook-deny"), "hook", results.hook_error("Blocked by hook")),
+        (PermissionVerdict("allow"), "mode", None),
+        (PermissionVerdict("ask", answer=True), "dialog", None),
+        (PermissionVerdict("deny"), "rule", results.RULE_DENIED),
+        (PermissionVerdict("deny", reason="Agent is denied in settings"), "rule", "Agent is denied in settings"),
+        (PermissionVerdict("ask", answer=False), "dialog", results.USER_REJECTED),
+        (PermissionVerdict("ask"), "dialog", results.PERMISSION_DENIED_NOBODY),
+        (PermissionVerdict("hook-deny", reason="no agents today"), "hook", results.hook_error("no agents today")),
+        (PermissionVerdict("hook-deny"), "hook", results.hook_error("Blocked by hook")),
     ],
 )
-def test_permission_outcomes(permission: Permission, via: str, refusal: str | None) -> None:
+def test_permission_outcomes(permission: PermissionVerdict, via: str, refusal: str | None) -> None:
     spy = Spy()
     answers: list[dict[str, Any]] = []
 
@@ -130,7 +132,7 @@ def test_a_refused_call_opens_nothing_in_lich(isolation: str | None) -> None:
 
     async def body(host: FakeClaudeCode) -> None:
         await host.start_session(True)
-        await host.call("Agent", tool_input, "toolu_1", permission=Permission("ask", answer=False))
+        await host.call("Agent", tool_input, "toolu_1", permission=PermissionVerdict("ask", answer=False))
 
     host = replay(body)
     runs = [e["argv"] for e in host.transcript.of("run")]

@@ -109,12 +109,11 @@ def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
     from agent_cards_simulator.clock import VirtualEventLoop
     from agent_cards_simulator.host.chain import AbortSignal
     from agent_cards_simulator.lich.world import LichWorld
-    from agent_cards_simulator.scenario.replay import lich_script
 
     scenario = scratch(HANG)
     loop = VirtualEventLoop()
     with ProcessRuns() as runs:
-        executor = runs(scenario, LichWorld(lich_script(scenario)), loop)
+        executor = runs(scenario, LichWorld(scenario.lich), loop)
 
         async def start_and_leave() -> None:
             argv = ["/opt/lich/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", "p", "--json"]

@@ -91,16 +91,43 @@ def test_every_scenario_file_is_shipped() -> None:
     assert SCENARIOS / "taskstop.yaml" in SHIPPED and SCENARIOS / "stop" / "refused.yaml" in SHIPPED
 
 
+#: What reading a scenario may load of the mod and the layers under the format: the project's record
+#: classes, and the plain records the format writes as those layers' own (the fake lich's scripts, the host's
+#: permission verdict, the scripted git), each with its package, whose ``__init__`` imports nothing.
+READER_MAY_LOAD = [
+    "agent_cards",
+    "agent_cards.record",
+    "agent_cards_simulator.host",
+    "agent_cards_simulator.host.permission",
+    "agent_cards_simulator.lich",
+    "agent_cards_simulator.lich.scripts",
+    "agent_cards_simulator.runners",
+    "agent_cards_simulator.runners.scripted_git",
+]
+
+
 def test_reading_a_scenario_loads_no_runtime_code() -> None:
-    """The reader and its model know the format only: the host, the lich and the mod come in with the replay
-    (of the mod, only the project's record classes, which the format's values are made with)."""
+    """The reader and its model know the format only: no host, no runtime, no mod logic. The host, the lich's
+    world and the mod come in with the replay; of them the reader takes only plain records."""
     code = (
         "import sys; from agent_cards_simulator.scenario.reader import read; read('scenarios/taskstop.yaml'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'agent_cards' "
         "or m.startswith(tuple('agent_cards_simulator.' + p for p in ('host', 'lich', 'runners', 'clock')))))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "['agent_cards', 'agent_cards.record']"
+    assert done.stdout.strip() == repr(READER_MAY_LOAD)
+
+
+def test_the_records_the_reader_may_load_import_only_records() -> None:
+    """Each module the reader may load of the lower layers imports nothing of the project but the records."""
+    code = (
+        "import sys; before = set(sys.modules); "
+        f"[__import__(m) for m in {READER_MAY_LOAD!r}]; "
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0].startswith('agent_cards') "
+        "and m != 'agent_cards_simulator'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == repr(sorted(READER_MAY_LOAD))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(SCENARIOS)) for p in SHIPPED])

@@ -133,7 +133,7 @@ def _delivery(scenario: Scenario, events: Sequence[dict[str, Any]]) -> Violation
     calls = {e["call"]: e for e in events if e["kind"] == "call" and e.get("tool") == "Agent"}
     for call_id, call in calls.items():
         prompt = call["input"].get("prompt")
-        script = scenario.opens.get(prompt) if isinstance(prompt, str) else None
+        script = scenario.lich.by_prompt.get(prompt) if isinstance(prompt, str) else None
         if script is None or script.stdout is not None or script.exit is not None or script.fail or script.hang \
                 or script.handoff_error is not None or script.delivery is None:
             continue

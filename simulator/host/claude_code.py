@@ -1,7 +1,7 @@
 """A fake Claude Code (the engine of Claude Code 2.1.328, :data:`ENGINE_VERSION`): the mod engine's host, and
 the pipeline an Agent call runs through.
 
-An Agent call (measured on 2.1.328, in the engine's own test host and in real sessions):
+An Agent call (as measured on 2.1.328):
 
     tool.call hooks → [core] classic PreToolUse → permission check (rule, mode, dialog)
                     → tool.run: the agent type → agent.spawn hooks → the native agent (background)
@@ -49,6 +49,7 @@ from agent_cards.record import Record, Value, field
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.chain import AbortSignal, Chain, Invocation
+from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.host.process_run import Executor
 from agent_cards_simulator.host.registry import Registry
 from agent_cards_simulator.transcript import Transcript
@@ -63,18 +64,6 @@ PARENT_MODEL = "claude-opus-5-5"
 RUN_CUT_SHORT = "still running when the scenario ended"
 
 
-class Permission(Value):
-    """How Claude Code's permission check answers an Agent call.
-
-    ``allow`` (the mode lets it run), ``deny`` (a rule), ``ask`` (the dialog; ``answer`` is the person's
-    yes or no, and with nobody to ask the call is refused), ``hook-deny`` (a PreToolUse hook denies).
-    """
-
-    decision: str = "allow"
-    answer: bool | None = None
-    reason: str = ""
-
-
 class Session(Value):
     """The session's settings, fixed for its whole run."""
 
@@ -82,7 +71,8 @@ class Session(Value):
     cwd: str = "/home/dev/app"
     modes: Sequence[str] = ()
     agent_types: tuple[str, ...] = AGENT_TYPES
-    permission: Permission = field(default_factory=Permission)  # how the permission check answers by default
+    #: How the permission check answers by default.
+    permission: PermissionVerdict = field(default_factory=PermissionVerdict)
     git_repo: bool = True  # the project is a git repository (an isolated agent needs one for its worktree)
 
 
@@ -260,7 +250,7 @@ class FakeClaudeCode:
             self._background.timers.discard(timer)
             return
         # spawn, but the task leaves the set itself as it ends (_run_timer): no done callback, so one
-        # loop turn less per tick, which every replay pays; a task cancelled before it starts is stopped by close.
+        # loop turn less per tick; a task cancelled before it starts is stopped by close.
         self._background.tasks.add(self.loop.create_task(self._run_timer(timer.fn)))
         if timer.repeat:
             timer.arm()
@@ -342,7 +332,7 @@ class FakeClaudeCode:
         call_id: str,
         origin: Origin = ENGINE,
         agent_id: str | None = None,
-        permission: Permission | None = None,
+        permission: PermissionVerdict | None = None,
     ) -> dict[str, Any]:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
@@ -353,7 +343,7 @@ class FakeClaudeCode:
         e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
         if agent_id is not None:
             e["agentId"] = agent_id
-        verdict = permission or Permission()
+        verdict = permission or PermissionVerdict()
 
         async def core(e: Event) -> HookResult:
             return await self._core_tool(e, origin, verdict)
@@ -435,7 +425,7 @@ class FakeClaudeCode:
         self._books.refs += 1
         return self._books.refs
 
-    async def _core_tool(self, e: Event, origin: Origin, permission: Permission) -> HookResult:
+    async def _core_tool(self, e: Event, origin: Origin, permission: PermissionVerdict) -> HookResult:
         call_id = str(e.get("tool_use_id"))
         if e.get("tool") == "TaskStop":
             return self._native_task_stop(e)
@@ -473,7 +463,7 @@ class FakeClaudeCode:
         }
         return {"ref": self._ref(), "result": result, "text": results.launched(agent_id)}
 
-    def _permission(self, call_id: str, permission: Permission) -> str | None:
+    def _permission(self, call_id: str, permission: PermissionVerdict) -> str | None:
         """The permission check; the refusal text, or None when the call may run."""
         decision, via = permission.decision, {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(
             permission.decision, "hook"
@@ -569,7 +559,7 @@ class FakeClaudeCode:
         armed = background.note
         if armed is not None:
             if due == background.note_due:
-                return  # already armed for that instant: keep it (most runs change no note: a replay's speed)
+                return  # already armed for that instant: keep it (most runs change no note)
             armed.cancel()
         background.note_due = due
         background.note = None if due is None else self.loop.call_later(max(0, due - self.now()) / 1000,

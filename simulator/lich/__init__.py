@@ -1,10 +1,10 @@
-"""A fake ``lich``: the lich CLI contract (spec/lich-cli.md) as a deterministic model, and as a program.
+"""A fake ``lich``: the lich CLI contract as a deterministic model, and as a program.
 
 argv, environment and a virtual clock go in; stdout, stderr, an exit code and a virtual duration come
 out. Only the program does I/O; the model has no real time and no randomness. One job per module:
 
 - :mod:`~agent_cards_simulator.lich.scripts`: what a scenario scripts of its lich (``LichScript``, ``OpenScript``,
-  ``ListScript``, ``StopScript``, ``Report``);
+  ``ListScript``, ``StopScript``, ``ReportScript``: the scenario format's own records);
 - :mod:`~agent_cards_simulator.lich.world`: the roster over time (``LichWorld``: the sessions opened, their lives,
   the notes they bring, the naming schemes; its JSON form);
 - :mod:`~agent_cards_simulator.lich.commands`: one function per command, argv in and ``LichRun`` out, and what every

@@ -1,6 +1,6 @@
 """The fake lich's commands: a command line in, a :class:`LichRun` out; one function per command.
 
-:func:`run` does what every command shares (§1): the unknown-command text, Go-style flags, usage
+:func:`run` does what every command shares: the unknown-command text, Go-style flags, usage
 errors, ``--help``, "no lich is running", one ``lich: …`` line and exit 1 for a refusal. Then the
 command's function (:data:`COMMANDS`) checks its arguments, reads or changes the
 :class:`~agent_cards_simulator.lich.world.LichWorld`, and prints. Every command takes ``CALL_MS`` but ``open``,
@@ -8,8 +8,8 @@ which takes its ``OpenScript.ms``.
 
 Which ``open`` gets which OpenScript: the n-th ``open`` that passes lich's own checks (flags, a
 running lich, ``--subagent``/``--project``/``--kind``/``--base`` validation) consumes ``opens[n]``.
-The old lich (``subagent=False``, §11) has no ``--subagent`` and no ``control``, exits only 0 and 1,
-and prints no ``confined``, ``folder`` or ``run`` in ``open --json``.
+The old lich (``subagent=False``, from before subagent support) has no ``--subagent`` and no ``control``,
+exits only 0 and 1, and prints no ``confined``, ``folder`` or ``run`` in ``open --json``.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 
     from agent_cards_simulator.lich.goflags import Kind
     from agent_cards_simulator.lich.scripts import OpenScript, StopScript
-    from agent_cards_simulator.lich.world import Caller, LichWorld, Session
+    from agent_cards_simulator.lich.world import Caller, LichSession, LichWorld
 
-__all__ = ["COMMANDS", "Call", "Command", "run"]
+__all__ = ["COMMANDS", "Command", "LichCall", "run"]
 
 PROMPT_LIMIT = 8192
 KINDS = ("claude", "codex", "antigravity", "opencode", "omp", "crush", "cursor", "kiro", "shell")
@@ -45,7 +45,7 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 NEW_ONLY = frozenset({"control", "subagent"})  # a command and a flag the old lich lacks
 
 
-class Call(Value):
+class LichCall(Value):
     """One command line's circumstances: its environment, the lich clock, argv[0]."""
 
     env: Mapping[str, str]
@@ -59,7 +59,7 @@ class Command(Value):
     usage: str
     summary: str
     flags: Mapping[str, Kind]
-    handler: Callable[[LichWorld, Call, Parsed], LichRun]
+    handler: Callable[[LichWorld, LichCall, Parsed], LichRun]
 
     def help(self) -> str:
         return f"usage: {self.usage}\n\n{self.summary}\n"
@@ -67,14 +67,14 @@ class Command(Value):
 
 def run(world: LichWorld, argv: Sequence[str], env: Mapping[str, str], now_ms: int) -> LichRun:
     """Answer ``argv`` (argv[0], the binary, kept only for the nudge note) at virtual time ``now_ms``."""
-    call = Call(env, now_ms, argv[0] if argv else "lich")
+    call = LichCall(env, now_ms, argv[0] if argv else "lich")
     try:
         return _dispatch(world, call, list(argv[1:]))
     except Refused as refused:
         return refused.run()
 
 
-def _dispatch(world: LichWorld, call: Call, args: list[str]) -> LichRun:
+def _dispatch(world: LichWorld, call: LichCall, args: list[str]) -> LichRun:
     if not args or args[0].startswith("-"):
         if args[:1] in (["-h"], ["-help"], ["--help"]):
             return lich_help(world, call, Parsed())
@@ -98,11 +98,11 @@ def _dispatch(world: LichWorld, call: Call, args: list[str]) -> LichRun:
     return command.handler(world, call, parsed)
 
 
-# --- open (§2, §3) -------------------------------------------------------------------------------------
+# --- open ---------------------------------------------------------------------------------------------
 
 
-def lich_open(world: LichWorld, call: Call, p: Parsed) -> LichRun:
-    """§2, §3: open a session; with --prompt hand it its task."""
+def lich_open(world: LichWorld, call: LichCall, p: Parsed) -> LichRun:
+    """Open a session; with --prompt hand it its task."""
     if p.args:
         raise _usage("open")
     me = world.caller(call.env)
@@ -159,7 +159,7 @@ def _project(world: LichWorld, given: str | None, me: Caller | None) -> str:
 
 
 def _prompt_error(prompt: str) -> str | None:
-    """§2.5: why the task cannot be handed over (the session is opened all the same), or None."""
+    """Why the task cannot be handed over (the session is opened all the same), or None."""
     size = _utf8_len(prompt)
     if prompt == "":
         return "nothing to send: the prompt is empty"
@@ -177,8 +177,8 @@ def _utf8_len(text: str) -> int:
         return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _opened(world: LichWorld, s: Session, p: Parsed, error: str | None, script: OpenScript) -> LichRun:
-    """§2.3: what ``open`` prints; §2.4: exit 1 when the task did not reach the session."""
+def _opened(world: LichWorld, s: LichSession, p: Parsed, error: str | None, script: OpenScript) -> LichRun:
+    """What ``open`` prints; exit 1 when the task did not reach the session."""
     delivery = None
     if error is None and s.ticket and s.status is not None:
         delivery = {"ticket": s.ticket, "target": s.label, "status": s.status, "answer": script.answer}
@@ -217,15 +217,15 @@ def _as_scripted(script: OpenScript, run: LichRun) -> LichRun:
     return LichRun(stdout, stderr, script.exit if script.exit is not None else run.exit_code, script.ms)
 
 
-# --- sessions (§5) ---------------------------------------------------------------------------------------
+# --- sessions -----------------------------------------------------------------------------------------
 
 
-def lich_sessions(world: LichWorld, call: Call, p: Parsed) -> LichRun:
-    """§5: the live sessions but the caller."""
+def lich_sessions(world: LichWorld, call: LichCall, p: Parsed) -> LichRun:
+    """The live sessions but the caller (a window of ``lists`` that covers now answers instead)."""
     if p.args:
         raise _usage("sessions")
     for window in world.script.lists:
-        if window.from_ms <= call.now < window.until_ms:
+        if window.from_ms <= call.now < window.until_ms and window.read is None:
             return LichRun(window.stdout, window.stderr, window.exit, CALL_MS)
     me = call.env.get("LICH_SESSION_ID", "")  # the caller's id (world.caller's), all the list needs of it
     now = call.now
@@ -239,11 +239,11 @@ def lich_sessions(world: LichWorld, call: Call, p: Parsed) -> LichRun:
     return _ok("\n".join(lines) + "\n")
 
 
-# --- close (§6) ------------------------------------------------------------------------------------------
+# --- close --------------------------------------------------------------------------------------------
 
 
-def lich_close(world: LichWorld, call: Call, p: Parsed) -> LichRun:
-    """§6: close a session; a worktree's last session needs --worktree keep|remove."""
+def lich_close(world: LichWorld, call: LichCall, p: Parsed) -> LichRun:
+    """Close a session; a worktree's last session needs --worktree keep|remove."""
     if len(p.args) != 1:
         raise _usage("close")
     s = world.target(p.args[0], world.caller(call.env), call.now, "closing it would take down the agent asking for it")
@@ -275,11 +275,11 @@ def lich_close(world: LichWorld, call: Call, p: Parsed) -> LichRun:
     return _ok(f"Closed {q}.\n")
 
 
-# --- control (§7) ----------------------------------------------------------------------------------------
+# --- control ------------------------------------------------------------------------------------------
 
 
-def lich_control(world: LichWorld, call: Call, p: Parsed) -> LichRun:
-    """§7: drive a Claude Code session; only abort changes this world."""
+def lich_control(world: LichWorld, call: LichCall, p: Parsed) -> LichRun:
+    """Drive a Claude Code session; only abort changes this world."""
     if not 2 <= len(p.args) <= 4:
         raise _usage("control")
     action, value = p.args[1], (p.args[2] if len(p.args) > 2 else None)
@@ -327,17 +327,17 @@ def lich_control(world: LichWorld, call: Call, p: Parsed) -> LichRun:
     return _ok(text + "\n", code)
 
 
-def _reason(stop: StopScript, s: Session) -> str:
+def _reason(stop: StopScript, s: LichSession) -> str:
     """A scripted refusal of close or control: its stderr without ``lich: `` (added again when printed)."""
     reason = stop.stderr.strip() or f"{go_quote(s.label)} refused the command"
     return reason.removeprefix("lich: ")
 
 
-# --- help (§1) -------------------------------------------------------------------------------------------
+# --- help ---------------------------------------------------------------------------------------------
 
 
-def lich_help(world: LichWorld, call: Call, p: Parsed) -> LichRun:
-    """§1: the list of commands, or one command's help. It answers with no lich running too."""
+def lich_help(world: LichWorld, call: LichCall, p: Parsed) -> LichRun:
+    """The list of commands, or one command's help. It answers with no lich running too."""
     names = _names(world)
     if p.args:
         if p.args[0] not in names:

@@ -42,7 +42,8 @@ import os
 import sys
 import time
 
-from agent_cards_simulator.lich import quick  # json and contextlib.suppress without what they import (issue 15)
+from agent_cards.record import Record
+from agent_cards_simulator.lich import quick  # json and contextlib.suppress without what they import
 from agent_cards_simulator.lich.output import CALL_MS, LichRun
 from agent_cards_simulator.lich.scripts import LichScript
 from agent_cards_simulator.lich.world import LichWorld
@@ -69,14 +70,11 @@ class StateError(Exception):
     """The state directory cannot be read or written; ``str()`` is one line."""
 
 
-class State:
+class State(Record):
     """What the state directory holds: the world, and when it was created (wall-clock ms)."""
 
-    __slots__ = ("created_ms", "world")
-
-    def __init__(self, world: LichWorld, created_ms: int) -> None:
-        self.world = world
-        self.created_ms = created_ms
+    world: LichWorld
+    created_ms: int
 
 
 # --- the state directory ---------------------------------------------------------------------------

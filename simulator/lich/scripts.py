@@ -1,7 +1,11 @@
 """What a scenario scripts of its lich: :class:`LichScript` and the scripts of single commands in it.
 
-The scenario reader and the replay build these; a :class:`~agent_cards_simulator.lich.world.LichWorld` plays one.
-:func:`script_from_json` reads back what :func:`~agent_cards.record.plain` wrote.
+These are the scenario format's own records: the reader (``agent_cards_simulator.scenario``) builds
+them from a file's ``lich:`` and its calls' ``lich:``, and a :class:`~agent_cards_simulator.lich.world.LichWorld`
+plays them as they are. The defaults are the format's documented ones (docs/scenarios.md). They are
+plain records and import nothing but :mod:`agent_cards.record`: the reader loads them without the fake
+lich, and ``fake-lich`` loads them on every call. :func:`script_from_json` reads back what
+:func:`~agent_cards.record.plain` wrote.
 """
 
 from __future__ import annotations
@@ -15,19 +19,19 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["LichScript", "ListScript", "OpenScript", "Report", "StopScript", "script_from_json"]
+__all__ = ["LichScript", "ListScript", "OpenScript", "ReportScript", "StopScript", "script_from_json"]
 
 
-class Report(Value):
+class ReportScript(Value):
     """How a worker reports after its open."""
 
     after_ms: int  # ms after the open STARTED at which the worker answers
-    text: str  # its report (the answer)
+    text: str  # its report (the answer; the format's default is `Done.`)
     background: bool = False  # its turn ended with a background command left: lich does not close it
 
 
 class OpenScript(Value):
-    """How lich answers ONE ``open`` call."""
+    """How lich answers ONE ``open`` call (``lich.open``, ``lich.opens``, or a call's own ``lich:``)."""
 
     delivery: str | None = "pending"  # delivery.status; None: print no delivery at all (still exit 0)
     answer: str = ""  # delivery.answer, printed as given
@@ -40,27 +44,34 @@ class OpenScript(Value):
     exit: int | None = None  # exit code override
     label: str | None = None  # label override
     name: str | None = None  # roster name override
-    report: Report | None = None  # the worker reports later (None: never)
+    report: ReportScript | None = None  # the worker reports later (None: never)
 
 
 class ListScript(Value):
-    """``sessions`` fails while ``from_ms <= now_ms < until_ms``."""
+    """``sessions`` answers with this while ``from_ms <= now_ms < until_ms`` (``lich.lists``).
 
-    from_ms: int
-    until_ms: int
+    With ``read`` it answers the n-th ``sessions`` read (from 1) instead, whatever its time. lich itself
+    never counts reads: such a window is answered in front of it, by the replay's scripted runs, and the
+    world passes it over.
+    """
+
+    from_ms: int = 0
+    until_ms: int = 0
     stdout: str = ""
     stderr: str = "lich: the session list could not be read\n"
     exit: int = 1
+    read: int | None = None
 
 
 class StopScript(Value):
     """Scripted answer of ``close NAME`` / ``control NAME abort`` for one worker roster name.
 
     exit 0 runs the command as usual; 1 refuses it (``stderr`` is the reason, ``lich: `` added when
-    missing); 2 and 3 are control's ``delivered`` and ``ended`` (for ``close``: that exit, no output).
+    missing; empty: the worker refused the command); 2 and 3 are control's ``delivered`` and ``ended``
+    (for ``close``: that exit, no output).
     """
 
-    exit: int
+    exit: int = 1
     stderr: str = ""
 
 
@@ -70,8 +81,11 @@ _NOTHING: Mapping[str, Any] = MappingProxyType({})  # an empty default that no c
 class LichScript(Value):
     """The whole fake lich for one scenario. ``opens`` and ``lists`` may be given as lists (kept as tuples)."""
 
+    #: False: ``$LICH_BIN`` does not exist, so no run of it starts. Whoever runs lich answers that (the
+    #: runners); a world, once it runs, is installed.
+    installed: bool = True
     running: bool = True
-    subagent: bool = True  # False: the lich from before subagent support (§11)
+    subagent: bool = True  # False: the lich from before subagent support (no --subagent, no control)
     project: str = "app"
     checkout: str = "/home/dev/app"
     worktrees: str = "/lich/worktrees"
@@ -95,7 +109,7 @@ class LichScript(Value):
 
 
 def _open_from_json(o: Mapping[str, Any]) -> OpenScript:
-    return OpenScript(**{**o, "report": Report(**o["report"]) if o.get("report") else None})
+    return OpenScript(**{**o, "report": ReportScript(**o["report"]) if o.get("report") else None})
 
 
 def script_from_json(data: Mapping[str, Any]) -> LichScript:

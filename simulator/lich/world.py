@@ -16,7 +16,7 @@ Fixed schemes of this fake:
   ``--worktree <branch>`` is labelled ``<branch>``.
 - **roster names** are ``<slug of the label>-<id>``: lower-case, every run of characters other than
   ``a-z0-9`` turned into one ``-``, e.g. ``session-2-9f81``, ``subagent-fix-the-auth-flow-ab12-9f82``.
-- **a worker's life** (§9, §15): busy from its open until its scripted report, then done; a shared
+- **a worker's life**: busy from its open until its scripted report, then done; a shared
   ``--subagent`` worker leaves the roster once it answered, unless its turn left a background command;
   a closed one leaves at once, and a report still to come never comes (nor its note); an aborted one
   is done, stays listed, and never reports.
@@ -28,7 +28,7 @@ from agent_cards.record import Record, Value, plain
 from agent_cards_simulator.lich import commands
 from agent_cards_simulator.lich.goflags import go_quote
 from agent_cards_simulator.lich.output import CALL_MS, LichRun, Note, Refused, json_line, note_text
-from agent_cards_simulator.lich.scripts import LichScript, Report, script_from_json
+from agent_cards_simulator.lich.scripts import LichScript, ReportScript, script_from_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from agent_cards_simulator.lich.scripts import OpenScript
 
-__all__ = ["OPEN_ERRAND", "Caller", "LichWorld", "Session", "slug"]
+__all__ = ["OPEN_ERRAND", "Caller", "LichSession", "LichWorld", "slug"]
 
 #: Delivery statuses after which the errand is still open, so a later answer comes back as a note.
 OPEN_ERRAND: frozenset[str | None] = frozenset({None, "pending", "unanswered"})
@@ -47,7 +47,7 @@ def slug(label: str) -> str:
     """The label lower-cased, every run of characters other than a-z0-9 one ``-`` (none at the ends).
 
     Written out rather than as ``re.sub``: compiling that pattern would cost every lich call ~75 µs. Kept
-    once worked out: the asking session's name is worked out on every call (issue 15).
+    once worked out: the asking session's name is worked out on every call.
     """
     known = _SLUGS.get(label)
     if known is None:
@@ -74,7 +74,7 @@ def _slug(label: str) -> str:
     return "".join(out) or "session"
 
 
-class Session(Record):  # mutable, so compared by identity (the world tells sessions apart with `is`)
+class LichSession(Record):  # mutable, so compared by identity (the world tells sessions apart with `is`)
     """A session this lich opened. Its state over time is derived from the times below."""
 
     id: str
@@ -95,7 +95,7 @@ class Session(Record):  # mutable, so compared by identity (the world tells sess
     first_state: str = ""  # state until it answers: "busy", "done" or ""
     answer_at: int | None = None
     answer: str = ""
-    close_on_answer: bool = False  # §9: a shared --subagent worker is closed once it answered
+    close_on_answer: bool = False  # a shared --subagent worker is closed once it answered
     closed_at: int | None = None
     aborted_at: int | None = None
     note_sent: bool = False
@@ -117,14 +117,14 @@ class Session(Record):  # mutable, so compared by identity (the world tells sess
         return bool(self.ticket) and self.status in OPEN_ERRAND and not self.note_sent
 
     def hand_over(self, ticket: str, script: OpenScript) -> None:
-        """The task reached the send: its life from the delivery and the report (§9, §15)."""
+        """The task reached the send: its life from the delivery and the report."""
         self.ticket, self.status = ticket, script.delivery
         if self.status in ("unread", "undelivered"):
             return  # the task never reached its prompt: state "" and no answer
         self.first_state = "done" if self.status == "unanswered" else "busy"
         report = script.report
         if report is None and self.status == "answered":
-            report = Report(script.ms, script.answer)  # answered within the open: the open collected it
+            report = ReportScript(script.ms, script.answer)  # answered within the open: the open collected it
         if report is not None:
             self.answer_at, self.answer = self.opened_at + report.after_ms, report.text
             self.close_on_answer = self.subagent and not self.branch and not report.background
@@ -136,7 +136,7 @@ class Session(Record):  # mutable, so compared by identity (the world tells sess
 
     def abort(self, now: int) -> None:
         self.aborted_at = now
-        self.close_on_answer = False  # §9: a turn stopped with Esc is not closed by lich
+        self.close_on_answer = False  # a turn stopped with Esc is not closed by lich
         if self.answer_at is not None and self.answer_at > now:
             self.answer_at = None
 
@@ -155,7 +155,7 @@ class LichWorld:
 
     def __init__(self, script: LichScript) -> None:
         self.script = script
-        self.sessions: list[Session] = []
+        self.sessions: list[LichSession] = []
         self.counters: dict[str, int] = {"id": 0, "label": 2, "ticket": 0, "command": 0, "open": 0}
         # sessions --json's last answer: (caller's id, from ms, until ms, answer); see roster_run
         self._roster: tuple[str, int, float, LichRun] | None = None
@@ -172,7 +172,7 @@ class LichWorld:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LichWorld:
         world = cls(script_from_json(data["script"]))
-        world.sessions = [Session(**s) for s in data["sessions"]]
+        world.sessions = [LichSession(**s) for s in data["sessions"]]
         world.counters = {str(k): int(v) for k, v in data["counters"].items()}
         return world
 
@@ -190,7 +190,7 @@ class LichWorld:
 
     def next_note_at(self) -> int | None:
         """The earliest time a pending note is due. The host asks after every run, so it is one pass that
-        reads ``answer_at`` first (most sessions have none) and builds nothing (issue 15)."""
+        reads ``answer_at`` first (most sessions have none) and builds nothing."""
         due: int | None = None
         for s in self.sessions:
             at = s.answer_at
@@ -201,7 +201,7 @@ class LichWorld:
     def roster_run(self, me: str, now: int) -> LichRun:
         """``sessions --json`` at ``now`` for the caller whose id is ``me`` (no scripted window covers ``now``).
 
-        A poll reads it every 5 s and it rarely changes, so the answer is kept (issue 15) until a command
+        A poll reads it every 5 s and it rarely changes, so the answer is kept until a command
         other than ``sessions`` runs (:meth:`changed`: only commands change sessions), the next time a
         session answers, is stopped or is closed (what its state and its place on the list follow), or
         the next scripted window of the list opens; :meth:`run` answers from it without parsing again.
@@ -212,7 +212,7 @@ class LichWorld:
         line = json_line(self.listed(me, now))
         turns = [t for s in self.sessions for t in (s.answer_at, s.aborted_at, s.closed_at)
                  if t is not None and t > now]
-        turns += [window.from_ms for window in self.script.lists if window.from_ms > now]
+        turns += [window.from_ms for window in self.script.lists if window.from_ms > now and window.read is None]
         run = LichRun(line, "", 0, CALL_MS)
         self._roster = (me, now, min(turns, default=float("inf")), run)
         return run
@@ -255,10 +255,10 @@ class LichWorld:
     def new_command_id(self) -> str:
         return f"{0x7C00 + self.bump('command'):04x}"
 
-    def live(self, now: int) -> list[Session]:
+    def live(self, now: int) -> list[LichSession]:
         return [s for s in self.sessions if s.live(now)]
 
-    def row(self, s: Session, now: int) -> dict[str, Any]:
+    def row(self, s: LichSession, now: int) -> dict[str, Any]:
         """A session as ``sessions --json`` lists it (the old lich lists no ``id``)."""
         row: dict[str, Any] = {"label": s.label, "name": s.name, "project": s.project, "kind": s.kind,
                                "state": s.state(now)}
@@ -277,10 +277,10 @@ class LichWorld:
         label = self.script.caller_label
         return Caller(sid, label, f"{slug(label)}-{sid}", "")
 
-    def target(self, x: str, me: Caller | None, now: int, itself: str) -> Session:
-        """Resolve a ``<session>`` argument (§1): id first, then label, then roster name; never the caller."""
+    def target(self, x: str, me: Caller | None, now: int, itself: str) -> LichSession:
+        """Resolve a ``<session>`` argument: id first, then label, then roster name; never the caller."""
         live = self.live(now)
-        found: list[tuple[str, str, str, Session | None]] = [(s.id, s.label, s.name, s) for s in live]
+        found: list[tuple[str, str, str, LichSession | None]] = [(s.id, s.label, s.name, s) for s in live]
         if me is not None and not any(s.id == me.id for s in live):
             found.append((me.id, me.label, me.name, None))
         for key in range(3):
@@ -295,7 +295,7 @@ class LichWorld:
         raise Refused(f"no session named {go_quote(x)}")
 
     def open_session(self, *, kind: str, project: str, branch: str, folder: str, subagent: bool,
-                     origin: Caller | None, now: int, bin: str, label: str | None, name: str | None) -> Session:
+                     origin: Caller | None, now: int, bin: str, label: str | None, name: str | None) -> LichSession:
         """A new session on the roster, named by the schemes above unless ``label`` or ``name`` says otherwise."""
         sid = f"{0x9F80 + self.bump('id'):04x}"
         given = branch
@@ -303,7 +303,7 @@ class LichWorld:
             given = f"Session {self.counters['label']}"
             self.bump("label")
         label = given if label is None else label
-        s = Session(
+        s = LichSession(
             id=sid, label=label, name=f"{slug(label)}-{sid}" if name is None else name, kind=kind, project=project,
             path=f"{self.script.worktrees}/{branch}" if branch else self.script.checkout, branch=branch,
             folder=folder, subagent=subagent, origin_id=origin.id if origin else "",

@@ -66,9 +66,9 @@ from agent_cards_simulator.lich.program import (
     transact,
 )
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.runners.virtual import GIT_MS, GitScript
+from agent_cards_simulator.runners.scripted_git import GIT_MS, GitScript
 from agent_cards_simulator.scenario.reader import Scenario
-from agent_cards_simulator.scenario.replay import Replay, git_script, replay
+from agent_cards_simulator.scenario.replay import Replay, replay
 
 __all__ = ["ProcessExecutor", "ProcessRuns", "SetupError", "alive", "comparable", "replay_processes"]
 
@@ -114,7 +114,7 @@ class ProcessExecutor:
         self.loop = loop
         self.program = program
         self.real_sleep = real_sleep
-        self.git = git_script(scenario)
+        self.git = scenario.session.git
         self.lich_installed = scenario.lich.installed
         self.hung: list[HungRun] = []
         scratch.mkdir(parents=True)

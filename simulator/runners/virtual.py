@@ -3,34 +3,15 @@ git, each taking its time on the virtual clock."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from agent_cards.engine import ProcessResult
 from agent_cards.host_contract import capped, interrupted, not_found, timed_out
-from agent_cards.record import Value
 from agent_cards_simulator.host.chain import AbortSignal
 from agent_cards_simulator.host.process_run import wait_unless_aborted
 from agent_cards_simulator.lich.output import Note
 from agent_cards_simulator.lich.world import LichWorld
-
-GIT_MS = 5
-NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
-
-
-class GitScript(Value):
-    """What ``git branch --show-current`` does in the session's directory."""
-
-    branch: str | None = "main"  # None: a detached HEAD (exit 0, nothing printed)
-    exit: int = 0
-    stderr: str = ""
-    missing: bool = False  # git is not on PATH: the run fails to start
-
-    def run(self, argv: Sequence[str]) -> tuple[int, str, str]:
-        if self.exit != 0:
-            return self.exit, "", self.stderr or NOT_A_REPO
-        if list(argv[1:]) == ["branch", "--show-current"]:
-            return 0, f"{self.branch}\n" if self.branch else "", ""  # detached: git prints nothing
-        return 1, "", f"git: '{' '.join(argv[1:])}' is not scripted in this scenario\n"
+from agent_cards_simulator.runners.scripted_git import GIT_MS, GitScript
 
 
 class VirtualExecutor:

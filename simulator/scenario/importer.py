@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from agent_cards.record import Record, field
 
 TOOLS = ("Agent", "TaskStop")
 IMPORT_HELP = """usage: agent-cards import SESSION.jsonl [--sessions FILE] [-o SCENARIO.yaml]
@@ -47,8 +48,7 @@ exit status:
   2  a file cannot be read, or the command line is wrong"""
 
 
-@dataclass
-class _Call:
+class _ImportedCall(Record):
     id: str
     tool: str
     input: dict[str, Any]
@@ -58,8 +58,7 @@ class _Call:
     answered_ms: int | None = None
 
 
-@dataclass
-class Imported:
+class Imported(Record):
     """The scenario as YAML text, and the ``FILE:LINE: why`` lines of what was skipped."""
 
     yaml: str
@@ -96,7 +95,7 @@ def import_session(path: Path, sessions: str | None = None) -> Imported:
     """The scenario made from the session log at ``path`` (see the module's doc)."""
     file = str(path)
     problems: list[str] = []
-    calls: dict[str, _Call] = {}
+    calls: dict[str, _ImportedCall] = {}
     start: int | None = None
     cwd = branch = None
     interactive = True
@@ -148,7 +147,7 @@ def import_session(path: Path, sessions: str | None = None) -> Imported:
 
 
 def _take_call(block: dict[str, Any], line: dict[str, Any], at: int | None, start: int | None,
-               calls: dict[str, _Call]) -> str | None:
+               calls: dict[str, _ImportedCall]) -> str | None:
     call_id, tool_input = block.get("id"), block.get("input")
     if not isinstance(call_id, str) or not call_id:
         return f"a {block.get('name')} call without a tool_use id"
@@ -161,11 +160,11 @@ def _take_call(block: dict[str, Any], line: dict[str, Any], at: int | None, star
     message = line.get("message")
     message_id = str(message.get("id") or line.get("uuid")) if isinstance(message, dict) else str(line.get("uuid"))
     offset = 0 if at is None or start is None else max(0, at - start)
-    calls[call_id] = _Call(call_id, str(block["name"]), dict(tool_input), offset, message_id)
+    calls[call_id] = _ImportedCall(call_id, str(block["name"]), dict(tool_input), offset, message_id)
     return None
 
 
-def _expectation(call: _Call) -> dict[str, Any] | None:
+def _expectation(call: _ImportedCall) -> dict[str, Any] | None:
     """What Claude Code answered ``call``, as an expectation on the replay's answer."""
     answer = call.answer
     if answer is None:
@@ -180,7 +179,7 @@ def _expectation(call: _Call) -> dict[str, Any] | None:
     return {"answer": {"call": call.id}}
 
 
-def _clauses(calls: list[_Call]) -> list[str]:
+def _clauses(calls: list[_ImportedCall]) -> list[str]:
     found = []
     for call in calls:
         result = call.answer.get("result") if call.answer else None
@@ -192,7 +191,7 @@ def _clauses(calls: list[_Call]) -> list[str]:
     return list(dict.fromkeys(found)) or ["TAKE-UNTOUCHED"]
 
 
-def _step(call: _Call) -> dict[str, Any]:
+def _step(call: _ImportedCall) -> dict[str, Any]:
     if call.tool == "TaskStop" and set(call.input) == {"task_id"} and isinstance(call.input["task_id"], str):
         return {"taskstop": call.input["task_id"], "id": call.id}
     step: dict[str, Any] = {"call": call.input, "id": call.id}
@@ -201,7 +200,7 @@ def _step(call: _Call) -> dict[str, Any]:
     return step
 
 
-def _scenario_yaml(name: str, calls: list[_Call], cwd: str | None, branch: str | None, interactive: bool,
+def _scenario_yaml(name: str, calls: list[_ImportedCall], cwd: str | None, branch: str | None, interactive: bool,
                    sessions: str | None) -> str:
     steps: list[Any] = []
     now = 0  # the end of the last step's calls, on the log's clock

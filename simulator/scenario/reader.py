@@ -4,7 +4,8 @@ The format is documented in docs/scenarios.md. It is defined once: the top level
 :mod:`.settings`, the step kinds in :mod:`.steps`, the expectations
 in :mod:`agent_cards_simulator.scenario.expect`; each reads, checks and describes itself, and
 :mod:`agent_cards_simulator.scenario.schema` makes docs/scenario.schema.json from them. What ``read`` returns is
-:mod:`agent_cards_simulator.scenario.model`: plain values, no runtime code.
+:mod:`agent_cards_simulator.scenario.model`: plain records, no runtime code (the settings the fake lich, the host
+and the scripted git play are their own plain records).
 
 Short for the common case (a session inside lich, interactive, on branch ``main``; every open answers
 ``pending`` after 800 ms), precise when needed.
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_cards.record import replace
+from agent_cards_simulator.lich.scripts import LichScript
 from agent_cards_simulator.scenario.expect import KINDS, OPERATORS, Expectations
-from agent_cards_simulator.scenario.model import DEFAULT_ENV, Expectation, Lich, Scenario, Session, Step
+from agent_cards_simulator.scenario.model import DEFAULT_ENV, Expectation, Scenario, ScenarioSession, Step
 from agent_cards_simulator.scenario.settings import LICH, SESSION
 from agent_cards_simulator.scenario.spec import (
     FAILED,
@@ -26,9 +28,9 @@ from agent_cards_simulator.scenario.spec import (
     Field,
     Kind,
     Reader,
-    Record,
+    RecordKind,
     Schema,
-    Text,
+    TextKind,
     did_you_mean,
     show,
 )
@@ -93,13 +95,13 @@ class _Clauses(Kind):
 
 
 #: The top level of a scenario file.
-TOP = Record(
+TOP = RecordKind(
     [
-        Field("title", Text(), "One line: what the scenario shows. Printed by the replay and stored in the snapshot.",
-              default="", missing="{path}: 'title' is missing"),
+        Field("title", TextKind(), "One line: what the scenario shows. Printed by the replay and stored in the "
+              "snapshot.", default="", missing="{path}: 'title' is missing"),
         Field("clauses", _Clauses(), "The ids of the specification clauses the scenario shows "
               "(scenarios/clauses.yaml). At least one.", default=(), missing="{path}: 'clauses' is missing"),
-        Field("about", Text(), "Free text for readers: why the scenario exists and how to read its timeline. The "
+        Field("about", TextKind(), "Free text for readers: why the scenario exists and how to read its timeline. The "
               "replay ignores it."),
         Field("session", SESSION, "The Claude Code session the mod runs in.", default=None),
         Field("lich", LICH, "How the fake lich behaves.", default=None),
@@ -153,15 +155,15 @@ def _scenario(file: str, data: YMap, known_clauses: set[str] | None) -> Scenario
     if r.problems or parts is FAILED:
         raise ScenarioError(file, sorted(r.problems))
     steps: tuple[Step, ...] = parts["steps"]
+    lich: LichScript = parts["lich"] or LichScript()
     return Scenario(
         file=file,
         title=parts["title"],
         clauses=clauses,
-        session=parts["session"] or Session(),
-        lich=parts["lich"] or Lich(),
+        session=parts["session"] or ScenarioSession(),
+        lich=replace(lich, by_prompt=opens(steps)),
         steps=steps,
         expect=parts["expect"],
-        opens=opens(steps),
         clause_lines=clause_lines,
         about=parts["about"],
     )

@@ -4,9 +4,10 @@
 cannot run or an expectation that fails is a failure message in the result, so a contributor sees one
 line, not a traceback.
 
-The scenario (:mod:`agent_cards_simulator.scenario.model`) holds the format's own values; here they become the
-runtime's: the host's ``Permission`` and ``Origin``, the fake lich's scripts, the scripted git. Each step
-runs itself (:mod:`.steps`) on a ``Play``: the host, and those conversions.
+The scenario (:mod:`agent_cards_simulator.scenario.model`) holds the fake lich's script, the host's permission
+verdicts and the scripted git as those layers' own records, which the replay hands over as they are; only
+the host's session and a call's ``Origin`` are made here. Each step runs itself (:mod:`.steps`) on a
+``Play``: the host.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from typing import Any
 from agent_cards.engine import ENGINE, Origin
 from agent_cards.record import Record, field
 from agent_cards_simulator.clock import Stalled, VirtualEventLoop
-from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Permission, Session
+from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Session
 from agent_cards_simulator.host.process_run import Executor
-from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, Report, StopScript
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.runners.virtual import NOT_A_REPO, GitScript, VirtualExecutor
+from agent_cards_simulator.runners.scripted_git import NOT_A_REPO
+from agent_cards_simulator.runners.virtual import VirtualExecutor
 from agent_cards_simulator.scenario import expect, model
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.scripted import scripted
 from agent_cards_simulator.scenario.spec import MAX_MS
-from agent_cards_simulator.scenario.steps import Call
+from agent_cards_simulator.scenario.steps import ToolCall
 
 
 class Replay(Record):
@@ -65,56 +66,13 @@ class Replay(Record):
         return data
 
 
-# -- the scenario's values as the runtime's -------------------------------------------------------------
-
-
-def lich_script(scenario: Scenario) -> LichScript:
-    lich = scenario.lich
-    extra: dict[str, Any] = {"default_open": open_script(lich.open)} if lich.open is not None else {}
-    return LichScript(
-        running=lich.running,
-        subagent=lich.subagent,
-        project=lich.project,
-        checkout=lich.checkout,
-        caller_label=lich.caller_label,
-        lists=tuple(
-            ListScript(from_ms=w.from_ms, until_ms=w.until_ms, stdout=w.stdout, stderr=w.stderr, exit=w.exit)
-            for w in lich.lists
-            if w.read is None  # by its read: answered by agent_cards_simulator.scenario.scripted
-        ),
-        opens=tuple(open_script(o) for o in lich.opens),
-        stops={name: StopScript(exit=stop.exit, stderr=stop.stderr) for name, stop in lich.stops.items()},
-        by_prompt={prompt: open_script(o) for prompt, o in scenario.opens.items()},
-        **extra,
-    )
-
-
-def open_script(o: model.Open) -> OpenScript:
-    report = o.report
-    return OpenScript(
-        delivery=o.delivery, answer=o.answer, ms=o.ms, fail=o.fail, handoff_error=o.handoff_error, hang=o.hang,
-        stdout=o.stdout, stderr=o.stderr, exit=o.exit, label=o.label, name=o.name,
-        report=None if report is None else Report(after_ms=report.after_ms, text=report.text,
-                                                  background=report.background),
-    )
-
-
-def git_script(scenario: Scenario) -> GitScript:
-    git = scenario.session.git
-    return GitScript(branch=git.branch, exit=git.exit, stderr=git.stderr, missing=git.missing)
-
-
-def permission(p: model.Permission) -> Permission:
-    return Permission(p.decision, answer=p.answer, reason=p.reason)
-
-
 def origin(name: str) -> Origin:
     """``engine``: the model on the main loop; any other name: a plugin that raises the call."""
     return ENGINE if name == "engine" else Origin(name, "user")
 
 
 class Play:
-    """What a step runs on (:mod:`.steps`): the host, and the scenario's values as its own."""
+    """What a step runs on (:mod:`.steps`): the host, and what the steps ask of it."""
 
     def __init__(self, host: FakeClaudeCode) -> None:
         self.host = host
@@ -156,8 +114,8 @@ class Play:
             raise PastHorizon(f"the steps would run past t={MAX_MS} ms (a day of virtual time, the replay's limit)")
         await asyncio.sleep(ms / 1000)
 
-    async def call(self, call: Call) -> None:
-        verdict = permission(call.permission) if call.permission is not None else self.host.session.permission
+    async def call(self, call: ToolCall) -> None:
+        verdict = call.permission if call.permission is not None else self.host.session.permission
         await self.host.call(call.tool, dict(call.input), call.id, origin(call.origin), call.agent, verdict)
 
     async def workflow(self, description: str, prompt: str) -> None:
@@ -170,7 +128,7 @@ ExecutorFactory = Callable[[Scenario, LichWorld, VirtualEventLoop], Executor]
 
 
 def virtual_executor(scenario: Scenario, world: LichWorld, loop: VirtualEventLoop) -> Executor:
-    return VirtualExecutor(world, git_script(scenario), scenario.lich.installed, loop.now_ms)
+    return VirtualExecutor(world, scenario.session.git, scenario.lich.installed, loop.now_ms)
 
 
 class PastHorizon(Exception):
@@ -213,7 +171,7 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
             loop.close()
 
 
-#: The collector's thresholds while a replay runs (issue 15). A replay allocates in bursts (events,
+#: The collector's thresholds while a replay runs. A replay allocates in bursts (events,
 #: futures, handles, the hooks' tasks) that reference counting mostly frees, while the tasks of its
 #: parallel calls live through it: at Python's default (700, 10, 10) the middle generation was
 #: collected every 7,000 allocations, walking every live task each time (about 10 % of a 256-call
@@ -248,7 +206,7 @@ class _CollectorTuned:
 
 
 async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: ExecutorFactory) -> Replay:
-    world = LichWorld(lich_script(scenario))
+    world = LichWorld(scenario.lich)
     host: FakeClaudeCode | None = None
     play: Play | None = None
     failures: list[str] = []
@@ -258,7 +216,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             env=dict(own.env),
             cwd=own.cwd,
             modes=list(own.modes),
-            permission=permission(own.permission),
+            permission=own.permission,
             agent_types=(*Session(env={}).agent_types, *own.agent_types),
             git_repo=not (own.git.exit and own.git.stderr in ("", NOT_A_REPO)),  # git's "not a git repository"
         )

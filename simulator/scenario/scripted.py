@@ -13,18 +13,20 @@ from collections.abc import Mapping
 from agent_cards.engine import ProcessResult
 from agent_cards.host_contract import capped, interrupted, not_found, timed_out
 from agent_cards_simulator.host.chain import AbortSignal
-from agent_cards_simulator.host.process_run import Executor, wait_unless_aborted
-from agent_cards_simulator.lich.output import Note
-from agent_cards_simulator.scenario.model import GitRun, ListWindow, Scenario
-
-GIT_MS = 5  # as the scripted git takes
-LIST_MS = 30  # as the fake lich's other commands take
+from agent_cards_simulator.host.process_run import (
+    Executor,
+    wait_unless_aborted,
+)
+from agent_cards_simulator.lich.output import CALL_MS, Note
+from agent_cards_simulator.lich.scripts import ListScript
+from agent_cards_simulator.runners.scripted_git import GIT_MS, GitRun
+from agent_cards_simulator.scenario.model import Scenario
 
 
 class ScriptedRuns:
     """An :class:`~..host.process_run.Executor` that answers the scenario's own scripted runs first."""
 
-    def __init__(self, inner: Executor, git_runs: tuple[GitRun, ...], reads: Mapping[int, ListWindow],
+    def __init__(self, inner: Executor, git_runs: tuple[GitRun, ...], reads: Mapping[int, ListScript],
                  git_missing: bool = False) -> None:
         self.inner = inner
         self.git_runs = git_runs
@@ -49,7 +51,7 @@ class ScriptedRuns:
             self.sessions_read += 1
             window = self.reads.get(self.sessions_read)
             if window is not None:
-                return window.exit, window.stdout, window.stderr, LIST_MS
+                return window.exit, window.stdout, window.stderr, CALL_MS
         return None
 
     async def execute(

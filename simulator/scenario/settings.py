@@ -1,15 +1,18 @@
 """The scenario's settings: ``session``, ``lich``, and the parts a call may repeat (``permission``, an open).
 
-Each is defined once, with :mod:`agent_cards_simulator.scenario.spec`: how it is read and checked, what it becomes
-in the model (:mod:`agent_cards_simulator.scenario.model`), and its description in the schema.
+Each is defined once, with :mod:`agent_cards_simulator.scenario.spec`: how it is read and checked, the record it
+becomes (the model's, :mod:`agent_cards_simulator.scenario.model`: for lich, the fake lich's own scripts), and its
+description in the schema.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_cards_simulator.scenario import model
-from agent_cards_simulator.scenario.model import DEFAULT_ENV
+from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.lich.scripts import LichScript, ListScript, OpenScript, ReportScript, StopScript
+from agent_cards_simulator.runners.scripted_git import GitRun, GitScript
+from agent_cards_simulator.scenario.model import DEFAULT_ENV, ScenarioSession
 from agent_cards_simulator.scenario.spec import (
     FAILED,
     Bool,
@@ -22,9 +25,9 @@ from agent_cards_simulator.scenario.spec import (
     Named,
     Nullable,
     Reader,
-    Record,
+    RecordKind,
     Schema,
-    Text,
+    TextKind,
     described,
     is_int,
     show,
@@ -36,7 +39,7 @@ from agent_cards_simulator.scenario.yamlnodes import YMap
 _ASK: dict[object, bool | None] = {True: True, False: False, "yes": True, "no": False, "nobody": None}
 
 
-class _Permission(Kind):
+class _PermissionKind(Kind):
     """``allow``, ``deny``, ``hook-deny``, or a mapping with exactly one of ``ask``, ``deny``, ``hook-deny``."""
 
     expected = "allow, deny, hook-deny or {ask: yes|no|nobody}"
@@ -54,20 +57,20 @@ class _Permission(Kind):
             return isinstance(detail, bool | str) and detail in _ASK
         return isinstance(detail, str)
 
-    def convert(self, value: Any) -> model.Permission:
+    def convert(self, value: Any) -> PermissionVerdict:
         if isinstance(value, str):
-            return model.Permission(value)
+            return PermissionVerdict(value)
         ((decision, detail),) = value.items()
         if decision == "ask":
-            return model.Permission("ask", answer=_ASK[detail])
-        return model.Permission(decision, reason=detail)
+            return PermissionVerdict("ask", answer=_ASK[detail])
+        return PermissionVerdict(decision, reason=detail)
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
         if isinstance(value, str):
             if value not in self.WORDS:
                 r.fail(where, key, f"{path}: expected {self.expected}, got {value!r}")
                 return FAILED
-            return model.Permission(value)
+            return PermissionVerdict(value)
         p = r.mapping(where, key, value, path, self.KEYS)
         if p is None or len(p) != 1:
             if p is not None:
@@ -78,11 +81,11 @@ class _Permission(Kind):
             if not isinstance(detail, bool | str) or detail not in _ASK:
                 r.fail(p, "ask", f"{path}.ask: expected yes, no or nobody, got {show(detail)}")
                 return FAILED
-            return model.Permission("ask", answer=_ASK[detail])
+            return PermissionVerdict("ask", answer=_ASK[detail])
         if not isinstance(detail, str):
             r.fail(p, decision, f"{path}.{decision}: expected the reason as text")
             return FAILED
-        return model.Permission(decision, reason=detail)
+        return PermissionVerdict(decision, reason=detail)
 
     def schema(self, defs: Defs) -> Schema:
         return described({"anyOf": [
@@ -116,49 +119,49 @@ class _Permission(Kind):
         ]}, self.description)
 
 
-PERMISSION = Named("permission", _Permission())
+PERMISSION = Named("permission", _PermissionKind())
 
 # -- an open ----------------------------------------------------------------------------------------------
 
-REPORT = Record(
+REPORT = RecordKind(
     [
         Field("after", Ms(), "When the worker answers, in ms after its open STARTED.", default=0,
               missing="{path}: 'after' (ms after the open started) is missing", attr="after_ms"),
-        Field("text", Text(), "The report. Default `Done.`.", default="Done."),
+        Field("text", TextKind(), "The report. Default `Done.`.", default="Done."),
         Field("background", Bool(), "Its turn ended with a background command left, so lich keeps it open and "
               "listed. Default false.", default=False),
     ],
-    model.Report,
+    ReportScript,
     description="The worker's report.",
     name="report",
 )
 
 _DELIVERY = Nullable(
-    Text("A known status, or any other text.",
+    TextKind("A known status, or any other text.",
          examples=("pending", "answered", "unanswered", "unread", "undelivered", "stopped", "expired")),
     null="No delivery printed.",
     expected="a status as text",
 )
 
-OPEN = Record(
+OPEN = RecordKind(
     [
         Field("delivery", _DELIVERY, "The delivery status printed. Default `pending`; null prints no delivery at all "
               "(still exit 0). Any other text is printed as given.", default="pending"),
-        Field("answer", Text(), "The delivery's answer (for `answered`). Default empty.", default=""),
+        Field("answer", TextKind(), "The delivery's answer (for `answered`). Default empty.", default=""),
         Field("ms", Ms(), "How long the open takes, virtual ms. Default 800.", default=800),
-        Field("fail", Text(), "Nothing is opened: stderr `lich: <fail>`, exit 1."),
-        Field("handoff_error", Text(), "The session is opened but the task does not reach it: exit 1, this reason "
+        Field("fail", TextKind(), "Nothing is opened: stderr `lich: <fail>`, exit 1."),
+        Field("handoff_error", TextKind(), "The session is opened but the task does not reach it: exit 1, this reason "
               "on stderr."),
         Field("hang", Bool(), "The open never returns (the host's timeout ends it); the session is opened. "
               "Default false.", default=False),
-        Field("stdout", Text(), "Replaces what lich prints on stdout."),
-        Field("stderr", Text(), "Replaces what lich prints on stderr."),
+        Field("stdout", TextKind(), "Replaces what lich prints on stdout."),
+        Field("stderr", TextKind(), "Replaces what lich prints on stderr."),
         Field("exit", Int(), "Replaces the exit code."),
-        Field("label", Text(), "Replaces the session's label (`Session N`, or the branch for a worktree)."),
-        Field("name", Text(), "Replaces the session's roster name (`<slug of label>-<id>`)."),
+        Field("label", TextKind(), "Replaces the session's label (`Session N`, or the branch for a worktree)."),
+        Field("name", TextKind(), "Replaces the session's roster name (`<slug of label>-<id>`)."),
         Field("report", REPORT, "The worker reports later (without it: never)."),
     ],
-    model.Open,
+    OpenScript,
     description="How lich answers one `lich open`.",
     name="open",
 )
@@ -166,16 +169,16 @@ OPEN = Record(
 # -- session ----------------------------------------------------------------------------------------------
 
 
-def _git_run(*, argv: tuple[str, ...], **values: Any) -> model.GitRun:
-    return model.GitRun(argv=tuple(argv), **values)
+def _git_run(*, argv: tuple[str, ...], **values: Any) -> GitRun:
+    return GitRun(argv=tuple(argv), **values)
 
 
-GIT_RUN = Record(
+GIT_RUN = RecordKind(
     [
-        Field("argv", ListOf(Text(), min_items=2), "The command line, `git` first: `[git, rev-parse, HEAD]`.",
+        Field("argv", ListOf(TextKind(), min_items=2), "The command line, `git` first: `[git, rev-parse, HEAD]`.",
               default=(), missing="{path}: 'argv' (the git command line, git first) is missing"),
-        Field("stdout", Text(), "What git prints on stdout. Default empty.", default=""),
-        Field("stderr", Text(), "What git prints on stderr. Default empty.", default=""),
+        Field("stdout", TextKind(), "What git prints on stdout. Default empty.", default=""),
+        Field("stderr", TextKind(), "What git prints on stderr. Default empty.", default=""),
         Field("exit", Int(), "The exit code. Default 0.", default=0),
     ],
     _git_run,
@@ -184,24 +187,24 @@ GIT_RUN = Record(
 )
 
 
-class _Git(Kind):
+class _GitKind(Kind):
     """A branch name, ``detached``, ``missing``, or the mapping ``{branch, exit, stderr, missing}``."""
 
     expected = "text or a mapping"
-    DETAIL = Record(
+    DETAIL = RecordKind(
         [
-            Field("branch", Nullable(Text()), "The current branch; null: a detached HEAD (an empty line). "
+            Field("branch", Nullable(TextKind()), "The current branch; null: a detached HEAD (an empty line). "
                   "Default `main`.", default="main"),
             Field("exit", Int(), "A non-zero exit code makes git fail (with `stderr`, or git's not-a-repository "
                   "message). Default 0.", default=0),
-            Field("stderr", Text(), "What a failing git prints on stderr.", default=""),
+            Field("stderr", TextKind(), "What a failing git prints on stderr.", default=""),
             Field("missing", Bool(), "true: git is not on PATH, so the run fails to start. Default false.",
                   default=False),
             Field("runs", ListOf(GIT_RUN), "How git answers other command lines, by argv (a run whose argv is "
                   "one of these gets its answer; `git branch --show-current` too, which then wins over `branch`).",
                   default=()),
         ],
-        model.Git,
+        GitScript,
         description="git in detail.",
         name="git",
     )
@@ -209,14 +212,14 @@ class _Git(Kind):
     def accepts(self, value: Any) -> bool:
         return isinstance(value, str) or self.DETAIL.accepts(value)
 
-    def convert(self, value: Any) -> model.Git:
+    def convert(self, value: Any) -> GitScript:
         if value == "detached":
-            return model.Git(branch=None)
+            return GitScript(branch=None)
         if value == "missing":
-            return model.Git(missing=True)
+            return GitScript(missing=True)
         if isinstance(value, str):
-            return model.Git(branch=value)
-        result: model.Git = self.DETAIL.convert(value)
+            return GitScript(branch=value)
+        result: GitScript = self.DETAIL.convert(value)
         return result
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
@@ -226,13 +229,13 @@ class _Git(Kind):
 
     def schema(self, defs: Defs) -> Schema:
         return {"anyOf": [
-            Text("`detached`, `missing` or the current branch's name.", examples=("main", "detached", "missing"))
+            TextKind("`detached`, `missing` or the current branch's name.", examples=("main", "detached", "missing"))
             .schema(defs),
             self.DETAIL.schema(defs),
         ]}
 
 
-class _Env(Kind):
+class _EnvKind(Kind):
     """Variables by name: text, a whole number (made text) or null (unset)."""
 
     expected = "a mapping"
@@ -264,7 +267,7 @@ class _Env(Kind):
         }
 
 
-def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: Any) -> model.Session:
+def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: Any) -> ScenarioSession:
     merged = dict(DEFAULT_ENV)
     for name, value in (env or {}).items():
         if value is None:
@@ -273,30 +276,30 @@ def _session(*, env: dict[str, str | None] | None, lang: str | None, **values: A
             merged[name] = value
     if lang is not None:
         merged["LICH_PROMPT_LANG"] = lang
-    return model.Session(env=merged, **values)
+    return ScenarioSession(env=merged, **values)
 
 
-_DEFAULTS = model.Session()
+_DEFAULTS = ScenarioSession()
 
-SESSION = Record(
+SESSION = RecordKind(
     [
         Field("interactive", Bool(), "Whether the session.start raised at t=0 says the session is interactive "
               "(false: `claude -p`). Default true.", default=True),
         Field("start", Bool(), "Whether session.start is raised at t=0. Default true; false: the mod never sees the "
               "session start.", default=True),
-        Field("env", _Env(), "Environment variables added to or replacing the defaults ("
+        Field("env", _EnvKind(), "Environment variables added to or replacing the defaults ("
               + ", ".join(f"{k}={v}" for k, v in DEFAULT_ENV.items())
               + "). null unsets a variable; a whole number is turned into text."),
-        Field("lang", Text(), "Shorthand for `env: {LICH_PROMPT_LANG: …}`; wins over `env`."),
-        Field("git", _Git(), "What `git branch --show-current` does. A text: `detached` (a detached HEAD), `missing` "
-              "(git is not installed) or a branch name. Default `main`.", default=_DEFAULTS.git),
+        Field("lang", TextKind(), "Shorthand for `env: {LICH_PROMPT_LANG: …}`; wins over `env`."),
+        Field("git", _GitKind(), "What `git branch --show-current` does. A text: `detached` (a detached HEAD), "
+              "`missing` (git is not installed) or a branch name. Default `main`.", default=_DEFAULTS.git),
         Field("permission", PERMISSION, "How Claude Code's permission check answers every Agent call (a call's own "
               "`permission` wins). Default `allow`.", default=_DEFAULTS.permission),
-        Field("modes", ListOf(Text("A mode's text, e.g. `plan mode`.")), "The footer's other modes, drawn before the "
-              "mod adds its own.", default=()),
-        Field("agent_types", ListOf(Text("An agent type's name.")), "Agent types known besides Claude Code's built-in "
-              "ones (general-purpose, Explore, Plan, claude-code-guide, statusline-setup).", default=()),
-        Field("cwd", Text(), "The session's directory (the cwd session.start reports). Default /home/dev/app.",
+        Field("modes", ListOf(TextKind("A mode's text, e.g. `plan mode`.")), "The footer's other modes, drawn before "
+              "the mod adds its own.", default=()),
+        Field("agent_types", ListOf(TextKind("An agent type's name.")), "Agent types known besides Claude Code's "
+              "built-in ones (general-purpose, Explore, Plan, claude-code-guide, statusline-setup).", default=()),
+        Field("cwd", TextKind(), "The session's directory (the cwd session.start reports). Default /home/dev/app.",
               default=_DEFAULTS.cwd),
     ],
     _session,
@@ -332,39 +335,39 @@ class MapOf(Kind):
         return {"type": "object", "additionalProperties": self.item.schema(defs)}
 
 
-LIST_WINDOW = Record(
+LIST_WINDOW = RecordKind(
     [
         Field("from", Ms(), "Start of the window, virtual ms (inclusive). Default 0.", default=0, attr="from_ms"),
         Field("until", Ms(), "End of the window, virtual ms (exclusive). Default 0, which makes an empty window.",
               default=0, attr="until_ms"),
-        Field("stdout", Text(), "What lich prints on stdout. Default empty.", default=model.ListWindow.stdout),
-        Field("stderr", Text(), "What lich prints on stderr. Default `lich: the session list could not be read` and "
-              "a newline.", default=model.ListWindow.stderr),
-        Field("exit", Int(), "The exit code. Default 1.", default=model.ListWindow.exit),
+        Field("stdout", TextKind(), "What lich prints on stdout. Default empty.", default=ListScript.stdout),
+        Field("stderr", TextKind(), "What lich prints on stderr. Default `lich: the session list could not be read` "
+              "and a newline.", default=ListScript.stderr),
+        Field("exit", Int(), "The exit code. Default 1.", default=ListScript.exit),
         Field("read", Int(minimum=1), "The n-th `lich sessions` read (counting from 1) answers with this, whatever "
               "its time; `from` and `until` are then not used."),
     ],
-    model.ListWindow,
+    ListScript,
     description="`lich sessions` answers with this while from <= t < until, or at its n-th read (`read: N`).",
     name="listWindow",
 )
 
-STOP = Record(
+STOP = RecordKind(
     [
         Field("exit", Int(), "0: as usual; 1: refused (default); 2: control took the abort but has not confirmed it "
               "(it still goes through); 3: the session ended before confirming. For close, 2 and 3 are that exit "
-              "with no output.", default=model.Stop.exit),
-        Field("stderr", Text(), "The reason of a refusal (`lich: ` is added when missing). Default: the worker "
-              "refused the command.", default=model.Stop.stderr),
+              "with no output.", default=StopScript.exit),
+        Field("stderr", TextKind(), "The reason of a refusal (`lich: ` is added when missing). Default: the worker "
+              "refused the command.", default=StopScript.stderr),
     ],
-    model.Stop,
+    StopScript,
     description="How lich answers a close or an abort of one worker.",
     name="stop",
 )
 
-_LICH = model.Lich()
+_LICH = LichScript()
 
-LICH = Record(
+LICH = RecordKind(
     [
         Field("installed", Bool(), "false: `$LICH_BIN` does not exist, so every lich run fails to start. "
               "Default true.", default=_LICH.installed),
@@ -372,20 +375,20 @@ LICH = Record(
               "Default true.", default=_LICH.running),
         Field("subagent", Bool(), "false: a lich from before subagent support (no `--subagent`, no `control`). "
               "Default true.", default=_LICH.subagent),
-        Field("project", Text(), "The project lich has open. Default `app`.", default=_LICH.project),
-        Field("checkout", Text(), "The project's checkout, where a worker without a worktree works. "
+        Field("project", TextKind(), "The project lich has open. Default `app`.", default=_LICH.project),
+        Field("checkout", TextKind(), "The project's checkout, where a worker without a worktree works. "
               "Default `/home/dev/app`.", default=_LICH.checkout),
-        Field("caller_label", Text(), "The asking session's label. Default `planner`.", default=_LICH.caller_label),
+        Field("caller_label", TextKind(), "The asking session's label. Default `planner`.", default=_LICH.caller_label),
         Field("lists", ListOf(LIST_WINDOW), "Windows of time in which `lich sessions` fails or prints something "
               "else.", default=()),
         Field("stops", MapOf(STOP), "Scripted answers of `lich close NAME` and `lich control NAME abort`, by the "
               "worker's roster name.", default={}),
         Field("open", OPEN, "How lich answers every open that no call scripts with its own `lich:`. Default: pending "
-              "after 800 ms."),
+              "after 800 ms.", default=_LICH.default_open, attr="default_open"),
         Field("opens", ListOf(OPEN), "By order: the n-th open (counting every open from 1) gets the n-th of these, "
               "unless its call scripts it with its own `lich:`; an open past the list gets `open`.", default=()),
     ],
-    model.Lich,
+    LichScript,
     description="How the fake lich behaves.",
     name="lich",
 )

@@ -1,6 +1,6 @@
 """The vocabulary the scenario format is written in: each piece reads a value, checks it, and describes it.
 
-A *kind* (``Text``, ``Ms``, ``Record``, …) is one value of the format. It knows three things, so they
+A *kind* (``TextKind``, ``Ms``, ``RecordKind``, …) is one value of the format. It knows three things, so they
 are said once:
 
 - ``read(r, where, key, value, path)``: the value checked and turned into the model's value; every
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from agent_cards.record import Value
+from agent_cards.record import Record, Value, field
 from agent_cards_simulator.scenario.yamlnodes import YList, YMap, line_of
 
 Schema = dict[str, Any]
@@ -38,11 +38,10 @@ class _Failed:
 FAILED: Final = _Failed()
 
 
-class Reader:
+class Reader(Record):
     """Collects problems as ``(line, message)`` pairs instead of stopping at the first one."""
 
-    def __init__(self) -> None:
-        self.problems: list[tuple[int, str]] = []
+    problems: list[tuple[int, str]] = field(default_factory=list)
 
     def fail(self, where: object, key: str | int | None, message: str) -> None:
         self.problems.append((line_of(where, key) if key is not None else int(getattr(where, "line", 1)), message))
@@ -90,6 +89,8 @@ class Kind(ABC):
 
     #: How a problem names what was expected: "text", "a whole number", …
     expected: str = "a valid value"
+    #: What a refusal says after the path, when "expected …, got …" does not fit (empty: that form).
+    refusal: str = ""
     description: str = ""
 
     @abstractmethod
@@ -101,7 +102,7 @@ class Kind(ABC):
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
         if self.accepts(value):
             return self.convert(value)
-        r.fail(where, key, f"{path}: expected {self.expected}, got {show(value)}")
+        r.fail(where, key, f"{path}: {self.refusal or f'expected {self.expected}, got {show(value)}'}")
         return FAILED
 
     def convert(self, value: Any) -> Any:
@@ -113,7 +114,7 @@ def described(schema: Schema, description: str) -> Schema:
     return {"description": description, **schema} if description else schema
 
 
-class Text(Kind):
+class TextKind(Kind):
     expected = "text"
 
     def __init__(self, description: str = "", examples: tuple[str, ...] = ()) -> None:
@@ -221,13 +222,27 @@ class Nullable(Kind):
         return described({"anyOf": [inner, described({"type": "null"}, self.null)]}, self.description)
 
 
+class Anything(Kind):
+    """Any value at all (a key of a tool's input, which the tool itself checks)."""
+
+    def __init__(self, description: str = "") -> None:
+        self.description = description
+
+    def accepts(self, value: Any) -> bool:
+        return True
+
+    def schema(self, defs: Defs) -> Schema:
+        return described({}, self.description)
+
+
 class Const(Kind):
     """One of a few exact values (``true`` or null for a step without a value)."""
 
-    def __init__(self, values: tuple[Any, ...], description: str = "", expected: str = "") -> None:
+    def __init__(self, values: tuple[Any, ...], description: str = "", expected: str = "", refusal: str = "") -> None:
         self.values = values
         self.description = description
         self.expected = expected or " or ".join(map(repr, values))
+        self.refusal = refusal
 
     def accepts(self, value: Any) -> bool:
         return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
@@ -265,10 +280,11 @@ class ListOf(Kind):
 class AnyOf(Kind):
     """The first of ``kinds`` that accepts the value (a step's value with several forms)."""
 
-    def __init__(self, *kinds: Kind, description: str = "", expected: str = "") -> None:
+    def __init__(self, *kinds: Kind, description: str = "", expected: str = "", refusal: str = "") -> None:
         self.kinds = kinds
         self.description = description
         self.expected = expected or " or ".join(k.expected for k in kinds)
+        self.refusal = refusal
 
     def accepts(self, value: Any) -> bool:
         return any(k.accepts(value) for k in self.kinds)
@@ -286,7 +302,7 @@ class Field(Value):
     key: str
     kind: Kind
     description: str = ""
-    #: The model's value when the key is absent (also the argument name, see ``Record.attr``).
+    #: The model's value when the key is absent (also the argument name, see ``RecordKind.attr``).
     default: Any = None
     #: The key must be given; the problem's wording (``{path}`` is the record's path).
     missing: str | None = None
@@ -294,37 +310,48 @@ class Field(Value):
     attr: str | None = None
 
 
-class Record(Kind):
+class RecordKind(Kind):
     """A mapping of known keys; its model value is ``build(**values)``.
 
     With ``name`` its schema is put in ``$defs`` under that name, once. Unknown keys are refused with a
-    "did you mean"; a missing required key is one problem.
+    "did you mean"; a missing required key is one problem. With ``others``, keys besides the fields are
+    allowed and passed on: the fields are checked, and the value is the mapping as written.
     """
 
     expected = "a mapping"
 
     def __init__(self, fields: list[Field], build: Callable[..., Any] = dict, *, description: str = "",
-                 name: str | None = None, extra: Callable[[Defs], Schema] | None = None) -> None:
+                 name: str | None = None, extra: Callable[[Defs], Schema] | None = None,
+                 others: bool = False) -> None:
         self.fields = {f.key: f for f in fields}
         self.build = build
         self.description = description
         self.name = name
         self.extra = extra  # more schema keywords (if/then, …)
+        self.others = others
 
     def accepts(self, value: Any) -> bool:
         return (
             isinstance(value, dict)
-            and all(k in self.fields and self.fields[k].kind.accepts(v) for k, v in value.items())
+            and all((k in self.fields and self.fields[k].kind.accepts(v)) or (self.others and k not in self.fields)
+                    for k, v in value.items())
             and all(f.missing is None or f.key in value for f in self.fields.values())
         )
 
     def convert(self, value: Any) -> Any:
+        if self.others:
+            return plain(value)
         return self.build(**{
             f.attr or f.key: f.kind.convert(value[f.key]) if f.key in value else f.default
             for f in self.fields.values()
         })
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
+        if self.others:
+            if not isinstance(value, YMap):
+                r.fail(where, key, f"{path}: expected a mapping, got {show(value)}")
+                return FAILED
+            return FAILED if self.read_fields(r, value, path) is FAILED else plain(value)
         m = r.mapping(where, key, value, path, self.fields)
         if m is None:
             return FAILED
@@ -350,9 +377,10 @@ class Record(Kind):
         required = [f.key for f in self.fields.values() if f.missing is not None]
         if required:
             schema["required"] = required
-        schema["additionalProperties"] = False
+        if not self.others:
+            schema["additionalProperties"] = False
         schema["properties"] = {
-            f.key: _with_description(f.kind.schema(defs), f.description) for f in self.fields.values()
+            f.key: with_description(f.kind.schema(defs), f.description) for f in self.fields.values()
         }
         if self.extra is not None:
             schema.update(self.extra(defs))
@@ -367,7 +395,7 @@ class Record(Kind):
         return {"$ref": f"#/$defs/{self.name}"}
 
 
-def _with_description(schema: Schema, description: str) -> Schema:
+def with_description(schema: Schema, description: str) -> Schema:
     """A field's schema with the field's own description first (a ``$ref`` keeps its target's otherwise)."""
     if not description:
         return schema

@@ -17,11 +17,13 @@ in docs/scenarios.md). For instance::
 
 That is all a new kind takes: the reader finds it by its key, the replay runs it, the schema
 (``python -m agent_cards_simulator.scenario.schema``) and the docs' table (``--steps-table``) describe it. A kind
-runs on the replay's ``Play`` (:mod:`agent_cards_simulator.scenario.replay`): the fake host, and the conversion of
-the model's values to the host's. Nothing here imports either.
+runs on the replay's ``Play`` (:mod:`agent_cards_simulator.scenario.replay`): the fake host. Nothing here
+imports it.
 
-The call steps (``call``, ``taskstop``, ``parallel``) take more keys than their own and are written out
-in full below; they count call ids across the file and share the call keys.
+The call steps (``call``, ``taskstop``, ``parallel``) take more keys than their own: each is defined by the
+record of its keys (the call keys shared), which its schema is made from and its reading checks each key
+with; the reading itself is theirs, since they count call ids across the file, take the Agent tool's
+input for an Agent call, and name a key of the other call kind as such.
 """
 
 from __future__ import annotations
@@ -31,27 +33,32 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent_cards.record import Value
+from agent_cards.record import Record, Value
+from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.lich.scripts import OpenScript
 from agent_cards_simulator.scenario import model
 from agent_cards_simulator.scenario.settings import OPEN, PERMISSION
 from agent_cards_simulator.scenario.spec import (
     FAILED,
     AnyOf,
+    Anything,
     Bool,
     Const,
     Defs,
     Field,
     Int,
     Kind,
+    ListOf,
     Ms,
     Nullable,
     Reader,
-    Record,
+    RecordKind,
     Schema,
-    Text,
+    TextKind,
     did_you_mean,
     plain,
     show,
+    with_description,
 )
 from agent_cards_simulator.scenario.yamlnodes import YList, YMap
 
@@ -59,11 +66,10 @@ if TYPE_CHECKING:
     from agent_cards_simulator.scenario.replay import Play
 
 
-class Ids:
+class Ids(Record):
     """Call ids in file order: ``toolu_0001``, … (a call with its own id still takes a number)."""
 
-    def __init__(self) -> None:
-        self.count = 0
+    count: int = 0  # the ids given out so far
 
     def next(self) -> str:
         self.count += 1
@@ -107,7 +113,7 @@ class Action(StepKind):
 
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
         value = item[self.key]
-        if isinstance(self.value, Record) and isinstance(value, YMap):  # each key's own problem, by its line
+        if isinstance(self.value, RecordKind) and isinstance(value, YMap):  # each key's own problem, by its line
             read = self.value.read(r, item, self.key, value, f"{path}.{self.key}")
             return None if read is FAILED else self.make(read)
         if not self.value.accepts(value):
@@ -146,7 +152,7 @@ def action(key: str, value: Kind, *, form: str, doc: str, expected: str, bare: b
 # -- calls -------------------------------------------------------------------------------------------------
 
 
-class Call(Value):
+class ToolCall(Value):
     """One tool call of a ``call``, ``taskstop`` or ``parallel`` step."""
 
     tool: str
@@ -154,15 +160,15 @@ class Call(Value):
     id: str
     origin: str = "engine"  # "engine": the model on the main loop; else the plugin that raises the call
     agent: str | None = None
-    permission: model.Permission | None = None  # None: the session's
-    lich: model.Open | None = None
+    permission: PermissionVerdict | None = None  # None: the session's
+    lich: OpenScript | None = None
     worker_of: str | None = None  # a TaskStop naming the worker this Agent call opened (resolved when it runs)
 
 
-class Calls(Value):
+class CallStep(Value):
     """One call, or several raised at once (``parallel``); Esc may come while they run."""
 
-    calls: tuple[Call, ...]
+    calls: tuple[ToolCall, ...]
     esc_after: int | None = None
 
     async def run(self, play: Play) -> str | None:
@@ -173,7 +179,7 @@ class Calls(Value):
                 if name is None:
                     return (f"taskstop: the call {one.worker_of!r} has not answered with a worker (no agentId) "
                             "before this step")
-                one = Call(one.tool, {"task_id": name}, one.id, one.origin, one.agent, one.permission)  # noqa: PLW2901
+                one = ToolCall(one.tool, {"task_id": name}, one.id, one.origin, one.agent, one.permission)  # noqa: PLW2901
             named.append(one)
         calls = [asyncio.ensure_future(play.call(call)) for call in named]
         pressed = None
@@ -190,161 +196,170 @@ async def _esc_after(play: Play, ms: int) -> None:
     play.host.esc()
 
 
+# The keys a call and a taskstop share.
+_ID = Field("id", TextKind(), "The call's tool_use id. Default `toolu_NNNN`, NNNN counting every call and taskstop of "
+            "the file from 0001 (a call with its own id still takes a number).")
+_ORIGIN = Field("origin", TextKind(), "Who makes the call: `engine` (default) is the model on the main loop; any other "
+                "text is the name of a plugin that raises the call.", default="engine")
+_AGENT = Field("agent", TextKind(), "The agentId of a subagent that makes this call (the call carries `agentId`).")
+_PERMISSION = Field("permission", PERMISSION, "How Claude Code's permission check answers this call; default: "
+                    "`session.permission`.")
 _ESC_AFTER = Field("esc_after", Ms(), "Esc is pressed this many ms after the step began (the call may still be "
                    "running).")
-#: The keys a call and a taskstop share.
-_CALL_KEYS = [
-    Field("id", Text(), "The call's tool_use id. Default `toolu_NNNN`, NNNN counting every call and taskstop of the "
-          "file from 0001 (a call with its own id still takes a number)."),
-    Field("origin", Text(), "Who makes the call: `engine` (default) is the model on the main loop; any other text is "
-          "the name of a plugin that raises the call.", default="engine"),
-    Field("agent", Text(), "The agentId of a subagent that makes this call (the call carries `agentId`)."),
-    Field("permission", PERMISSION, "How Claude Code's permission check answers this call; default: "
-          "`session.permission`."),
-    _ESC_AFTER,
-]
+_CALL_KEYS = [_ID, _ORIGIN, _AGENT, _PERMISSION, _ESC_AFTER]
 
 
 class _ToolInput(Kind):
-    """A call's tool input: any mapping (an Agent call's is checked by ``read_call``)."""
+    """A call's tool input: any mapping, kept as written (an Agent call's is checked as :data:`AGENT_INPUT`)."""
 
     expected = "a mapping"
+    refusal = "expected the tool's input as a mapping (description, prompt, …)"
 
     def accepts(self, value: Any) -> bool:
         return isinstance(value, dict)
+
+    def convert(self, value: Any) -> Any:
+        return plain(value)
 
     def schema(self, defs: Defs) -> Schema:
         return {"type": "object"}
 
 
-_CALL_OWN = [
-    Field("call", _ToolInput(), "The tool's input. For Agent: description and prompt at least."),
-    Field("tool", Text(), "The tool called. Default `Agent`; any other tool runs natively (e.g. TaskStop with "
-          "`shell_id`).", default="Agent"),
-]
+#: The Agent tool's input: the keys the reader checks; the others go to the tool as they are.
+AGENT_INPUT = RecordKind(
+    [
+        Field("description", Anything(), "The task's short description (the branch slug comes from it).",
+              missing="{path}: an Agent call needs 'description'"),
+        Field("prompt", Anything(), "The task. lich tells opens apart by it. `!repeat` builds a long one.",
+              missing="{path}: an Agent call needs 'prompt'"),
+        Field("subagent_type", Anything(), "The agent type; absent or `general-purpose` may be taken, others stay "
+              "native."),
+        Field("isolation", Const(("worktree", "remote"), refusal="Claude Code takes worktree or remote"),
+              "`worktree`: an isolated worker on a branch of its own; `remote`: stays native."),
+        Field("model", Anything(), "A model for the worker, passed to lich as `--model`."),
+    ],
+    description="The Agent tool's input, as the model gives it. Other keys (team_name, name, run_in_background, "
+    "…) are passed on as they are.",
+    name="agentInput",
+    others=True,
+)
+
+_CALL = Field("call", _ToolInput(), "The tool's input. For Agent: description and prompt at least.",
+              missing="{path}: 'call' is missing")
+_TOOL = Field("tool", TextKind(), "The tool called. Default `Agent`; any other tool runs natively (e.g. TaskStop with "
+              "`shell_id`).", default="Agent")
 _LICH = Field("lich", OPEN, "How lich answers the open of THIS call (matched by its prompt).")
 _TASKSTOP = Field("taskstop", AnyOf(
-    Text("A worker's roster name (the agentId its Agent call answered), or a native agent's id."),
-    Record([Field("worker", Text(), "The id of the Agent call that opened the worker (`toolu_0001`).",
+    TextKind("A worker's roster name (the agentId its Agent call answered), or a native agent's id."),
+    RecordKind([Field("worker", TextKind(), "The id of the Agent call that opened the worker (`toolu_0001`).",
                   missing="{path}: 'worker' (the id of the call that opened it) is missing")],
            description="The worker the Agent call with this id opened, by that call (its roster name is read "
            "from the call's answer when the TaskStop is made)."),
-), "The task id to stop: a roster name as text, or `{worker: CALL_ID}` for the worker that call opened.")
-_ALL_KEYS = {f.key for f in (*_CALL_KEYS, *_CALL_OWN, _LICH, _TASKSTOP)}
-
-_AGENT_INPUT: Schema = {
-    "description": "The Agent tool's input, as the model gives it. Other keys (team_name, name, run_in_background, "
-    "…) are passed on as they are.",
-    "type": "object",
-    "required": ["description", "prompt"],
-    "properties": {
-        "description": {"description": "The task's short description (the branch slug comes from it)."},
-        "prompt": {"description": "The task. lich tells opens apart by it. `!repeat` builds a long one."},
-        "subagent_type": {
-            "description": "The agent type; absent or `general-purpose` may be taken, others stay native."
-        },
-        "isolation": {
-            "description": "`worktree`: an isolated worker on a branch of its own; `remote`: stays native.",
-            "enum": ["worktree", "remote"],
-        },
-        "model": {"description": "A model for the worker, passed to lich as `--model`."},
-    },
-}
+    refusal="expected the task id (a worker's roster name) as text, or {worker: CALL_ID}",
+), "The task id to stop: a roster name as text, or `{worker: CALL_ID}` for the worker that call opened.",
+    missing="{path}: 'taskstop' is missing")
 
 
-def _field(r: Reader, m: YMap, f: Field, path: str) -> Any:
+def _agent_input_for_agent(defs: Defs) -> Schema:
+    """A call whose tool is Agent (``tool`` absent or the default) gives the Agent tool's input."""
+    return {
+        "if": {"anyOf": [
+            {"not": {"required": [_TOOL.key]}},
+            {"properties": {_TOOL.key: {"const": _TOOL.default, "description": "The Agent tool."}}},
+        ]},
+        "then": {"properties": {
+            _CALL.key: with_description(AGENT_INPUT.schema(defs), "An Agent call's input: description and prompt at "
+                                        "least."),
+        }},
+    }
+
+
+def _value(r: Reader, m: YMap, f: Field, path: str) -> Any:
     return f.kind.read(r, m, f.key, m[f.key], f"{path}.{f.key}") if f.key in m else f.default
 
 
-def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> Call | None:
-    """A ``call:`` or ``taskstop:`` mapping (its ``esc_after`` is the step's, read by the step)."""
-    m = r.mapping(None, 0, item, path, _ALL_KEYS)
-    if m is None:
-        return None
-    number = ids.next()
-    call_id = _field(r, m, _CALL_KEYS[0], path) if "id" in m else number
-    worker_of = None
-    if "taskstop" in m:
-        extra = ", ".join(k for k in ("call", "tool", "lich") if k in m)
-        if extra:
-            r.fail(m, "taskstop", f"{path}: a taskstop step takes no {extra} (write a TaskStop call as 'call:' with "
-                   "tool: TaskStop)")
-            return None
-        target = m["taskstop"]
-        worker_of = None
-        if isinstance(target, YMap) and set(target) == {"worker"} and isinstance(target["worker"], str):
-            worker_of, target = target["worker"], ""
-        elif not isinstance(target, str):
-            r.fail(m, "taskstop", f"{path}.taskstop: expected the task id (a worker's roster name) as text, or "
-                   "{worker: CALL_ID}")
-            return None
-        tool, tool_input = "TaskStop", {"task_id": target}
-    else:
-        tool = _field(r, m, _CALL_OWN[1], path)
-        raw = m["call"]
-        if not isinstance(raw, YMap):
-            r.fail(m, "call", f"{path}.call: expected the tool's input as a mapping (description, prompt, …)")
-            return None
-        tool_input = plain(raw)
-        if tool == "Agent":
-            for needed in ("description", "prompt"):
-                if needed not in tool_input:
-                    r.fail(raw, None, f"{path}.call: an Agent call needs {needed!r}")
-            if "isolation" in tool_input and tool_input["isolation"] not in ("worktree", "remote"):
-                r.fail(raw, "isolation", f"{path}.call.isolation: Claude Code takes worktree or remote")
-    origin, agent, permission = (_field(r, m, f, path) for f in _CALL_KEYS[1:4])
-    lich = _field(r, m, _LICH, path)
-    if FAILED in (call_id, tool, origin, agent, permission, lich):
-        return None
-    return Call(tool, tool_input, call_id, origin, agent, permission, lich, worker_of if "taskstop" in m else None)
-
-
-def _esc_after_of(r: Reader, item: YMap, path: str) -> Any:
-    return _field(r, item, _ESC_AFTER, path)
-
-
 class _CallKind(StepKind):
-    def __init__(self, key: str, form: str, doc: str, own: list[Field], agent: bool) -> None:
-        self.key, self.form, self.doc, self.own, self.agent = key, form, doc, own, agent
+    """A step of one tool call: its own keys and the call keys, defined once as the record ``record``."""
+
+    def __init__(self, key: str, form: str, doc: str, own: list[Field],
+                 extra: Callable[[Defs], Schema] | None = None) -> None:
+        self.key, self.form, self.doc = key, form, doc
+        self.record = RecordKind([*own, *_CALL_KEYS], description=doc, name=f"{key}Step", extra=extra)
 
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
         call = read_call(r, item, path, ids)
         if call is None:
             return None
-        esc_after = _esc_after_of(r, item, path)
-        return None if esc_after is FAILED else Calls((call,), esc_after)
+        esc_after = _value(r, item, _ESC_AFTER, path)
+        return None if esc_after is FAILED else CallStep((call,), esc_after)
 
     def schema(self, defs: Defs) -> Schema:
-        name = f"{self.key}Step"
-        if name not in defs:
-            record = Record([*self.own, *_CALL_KEYS], description=self.doc)
-            schema = record.own_schema(defs)
-            schema["required"] = [self.key]
-            if self.agent:
-                defs.setdefault("agentInput", _AGENT_INPUT)
-                schema["if"] = {"anyOf": [
-                    {"not": {"required": ["tool"]}},
-                    {"properties": {"tool": {"const": "Agent", "description": "The Agent tool."}}},
-                ]}
-                schema["then"] = {"properties": {"call": {
-                    "$ref": "#/$defs/agentInput",
-                    "description": "An Agent call's input: description and prompt at least.",
-                }}}
-            defs[name] = schema
-        return {"$ref": f"#/$defs/{name}"}
+        return self.record.schema(defs)
 
 
-KINDS["call"] = _CallKind(
+_CALL_STEP = KINDS["call"] = _CallKind(
     "call", "`call: {…tool input…}` + call keys",
     "The model calls a tool (Agent unless `tool:` says otherwise). Ends when the call is answered.",
-    [*_CALL_OWN, _LICH], agent=True,
+    [_CALL, _TOOL, _LICH], extra=_agent_input_for_agent,
 )
-KINDS["taskstop"] = _CallKind(
+_TASKSTOP_STEP = KINDS["taskstop"] = _CallKind(
     "taskstop", "`taskstop: NAME` or `taskstop: {worker: CALL_ID}` + call keys",
     "The model calls `TaskStop({task_id: NAME})`; NAME is a worker's roster name (the `agentId` its Agent call "
     "answered) or a native agent's id; `taskstop: {worker: toolu_0001}` names the worker that call opened.",
-    [_TASKSTOP], agent=False,
+    [_TASKSTOP],
 )
+#: The call step kinds; a mapping with either key is a call (read against the keys of both, so that a key
+#: of the other kind is named as such).
+_CALL_KINDS = (_TASKSTOP_STEP, _CALL_STEP)
+_ALL_KEYS = {key for kind in _CALL_KINDS for key in kind.record.fields}
+#: The keys of a call that a taskstop does not take.
+_CALL_ONLY = [key for key in _CALL_STEP.record.fields if key not in _TASKSTOP_STEP.record.fields]
+
+
+def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> ToolCall | None:
+    """A ``call:`` or ``taskstop:`` mapping (its ``esc_after`` is the step's, read by the step)."""
+    m = r.mapping(None, 0, item, path, _ALL_KEYS)
+    if m is None:
+        return None
+    number = ids.next()
+    call_id = _value(r, m, _ID, path) if _ID.key in m else number
+    worker_of = None
+    if _TASKSTOP.key in m:
+        extra = ", ".join(k for k in _CALL_ONLY if k in m)
+        if extra:
+            r.fail(m, "taskstop", f"{path}: a taskstop step takes no {extra} (write a TaskStop call as 'call:' with "
+                   "tool: TaskStop)")
+            return None
+        target = _value(r, m, _TASKSTOP, path)
+        if target is FAILED:
+            return None
+        if isinstance(target, dict):
+            worker_of, target = target["worker"], ""
+        tool, tool_input = "TaskStop", {"task_id": target}
+    else:
+        tool = _value(r, m, _TOOL, path)
+        tool_input = _value(r, m, _CALL, path)
+        if tool_input is FAILED:
+            return None
+        if tool == _TOOL.default:  # its problems are reported; the call still counts in the checks across steps
+            AGENT_INPUT.read(r, m, _CALL.key, m[_CALL.key], f"{path}.{_CALL.key}")
+    origin, agent, permission, lich = (_value(r, m, f, path) for f in (_ORIGIN, _AGENT, _PERMISSION, _LICH))
+    if FAILED in (call_id, tool, origin, agent, permission, lich):
+        return None
+    return ToolCall(tool, tool_input, call_id, origin, agent, permission, lich, worker_of)
+
+
+class _InParallel(Kind):
+    """A call step as one of a ``parallel`` step's calls: without its own ``esc_after``."""
+
+    def __init__(self, step: _CallKind) -> None:
+        self.step = step
+
+    def accepts(self, value: Any) -> bool:
+        raise NotImplementedError("a parallel step's calls are read, with their problems, never only accepted")
+
+    def schema(self, defs: Defs) -> Schema:
+        return {**self.step.schema(defs), "properties": {_ESC_AFTER.key: False}}
 
 
 class _Parallel(StepKind):
@@ -353,46 +368,36 @@ class _Parallel(StepKind):
     doc = ("Raises all calls at once; ends when all are answered. `esc_after` belongs on the `parallel` step, not "
            "inside.")
 
+    def __init__(self) -> None:
+        self.calls = Field("parallel", ListOf(AnyOf(*map(_InParallel, (_CALL_STEP, _TASKSTOP_STEP))),
+                                              min_items=1),
+                           "The calls (call or taskstop steps, without esc_after).",
+                           missing="{path}: 'parallel' is missing")
+        self.esc_after = Field(_ESC_AFTER.key, Ms(), "Esc is pressed this many ms after the step began.")
+        self.record = RecordKind([self.calls, self.esc_after], description=self.doc)
+
     def read(self, r: Reader, item: YMap, path: str, ids: Ids) -> model.Step | None:
-        p = r.mapping(None, 0, item, path, {"parallel", "esc_after"})
-        calls = p.get("parallel") if p is not None else None
+        p = r.mapping(None, 0, item, path, self.record.fields)
+        calls = p.get(self.key) if p is not None else None
         if not isinstance(calls, YList) or not calls:
-            r.fail(item, "parallel", f"{path}.parallel: expected a list of calls")
+            r.fail(item, self.key, f"{path}.{self.key}: expected a list of calls")
             return None
         parsed = []
         for j, c in enumerate(calls):
-            sub = f"{path}.parallel[{j}]"
-            if not isinstance(c, YMap) or not ("call" in c or "taskstop" in c):
+            sub = f"{path}.{self.key}[{j}]"
+            if not isinstance(c, YMap) or not any(kind.key in c for kind in _CALL_KINDS):
                 r.fail(calls, j, f"{sub}: expected a 'call:' or 'taskstop:' step")
                 continue
-            if "esc_after" in c:
-                r.fail(c, "esc_after", f"{sub}.esc_after: put esc_after on the parallel step itself")
+            if _ESC_AFTER.key in c:
+                r.fail(c, _ESC_AFTER.key, f"{sub}.esc_after: put esc_after on the parallel step itself")
             one = read_call(r, c, sub, ids)
             if one is not None:
                 parsed.append(one)
-        esc_after = _esc_after_of(r, item, path)
-        return None if esc_after is FAILED else Calls(tuple(parsed), esc_after)
+        esc_after = _value(r, item, self.esc_after, path)
+        return None if esc_after is FAILED else CallStep(tuple(parsed), esc_after)
 
     def schema(self, defs: Defs) -> Schema:
-        no_esc: Schema = {"properties": {"esc_after": False}}
-        return {
-            "description": self.doc,
-            "type": "object",
-            "required": ["parallel"],
-            "additionalProperties": False,
-            "properties": {
-                "parallel": {
-                    "description": "The calls (call or taskstop steps, without esc_after).",
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"anyOf": [
-                        {**KINDS["call"].schema(defs), **no_esc},
-                        {**KINDS["taskstop"].schema(defs), **no_esc},
-                    ]},
-                },
-                "esc_after": Ms("Esc is pressed this many ms after the step began.").schema(defs),
-            },
-        }
+        return self.record.own_schema(defs)
 
 
 KINDS["parallel"] = _Parallel()
@@ -458,7 +463,7 @@ class Footer(Value):
         return None
 
 
-_INTERACTIVE = Record([Field("interactive", Bool("Default true."), default=True)], lambda interactive: interactive)
+_INTERACTIVE = RecordKind([Field("interactive", Bool("Default true."), default=True)], lambda interactive: interactive)
 
 
 @action("session.start", AnyOf(Bool(), _INTERACTIVE, description="Whether the session is interactive: true, false, "
@@ -474,7 +479,7 @@ class SessionStart(Value):
         return None
 
 
-@action("errands", Nullable(Text(), "The text after `lich: `, or null to remove it."),
+@action("errands", Nullable(TextKind(), "The text after `lich: `, or null to remove it."),
         form="`errands: TEXT` or `errands: null`", expected="the errands text, or null",
         doc="lich's own status module shows `lich: TEXT` in the footer (null removes it); the footer redraws.")
 class Errands(Value):
@@ -504,10 +509,10 @@ class Check(Value):
         return "check: " + "; ".join(wrong) if wrong else None
 
 
-_CHECK = Record(
+_CHECK = RecordKind(
     [
         Field("count", Int(minimum=0), "The number of workers the mod counts now."),
-        Field("footer", Nullable(Text()), "The footer's lich line as last drawn, e.g. `lich: 1 worker` (null: no "
+        Field("footer", Nullable(TextKind()), "The footer's lich line as last drawn, e.g. `lich: 1 worker` (null: no "
               "lich line, or no footer drawn yet).", default=UNCHECKED),
     ],
     Check,
@@ -522,10 +527,10 @@ action("check", _CHECK, form="`check: {count: N, footer: TEXT}`", expected="{cou
 
 @action(
     "workflow",
-    Record(
+    RecordKind(
         [
-            Field("description", Text("The agent's description."), default=""),
-            Field("prompt", Text("The agent's prompt."), default=""),
+            Field("description", TextKind("The agent's description."), default=""),
+            Field("prompt", TextKind("The agent's prompt."), default=""),
         ],
         description="The agent's description and prompt (default empty).",
     ),
@@ -667,15 +672,15 @@ class Steps(Kind):
 
 #: The kinds that take keys besides their own (the call keys), found by their key among the others, in
 #: this order (a taskstop step that also holds ``call`` is a taskstop with a key too many).
-_SHARED = [KINDS["taskstop"], KINDS["call"], KINDS["parallel"], KINDS["at"]]
+_SHARED = [*_CALL_KINDS, KINDS["parallel"], KINDS["at"]]
 
 
 def _check_calls(r: Reader, steps: YList, read: list[model.Step], lines: list[int]) -> None:
     """Across steps: each call id once (Claude Code never reuses one), and one script per prompt."""
     seen_ids: set[str] = set()
-    scripts: dict[str, model.Open] = {}
+    scripts: dict[str, OpenScript] = {}
     for step, i in zip(read, lines, strict=True):
-        for call in step.calls if isinstance(step, Calls) else ():
+        for call in step.calls if isinstance(step, CallStep) else ():
             if call.id in seen_ids:
                 r.fail(steps, i, f"steps: the call id {call.id!r} is used twice; give each call its own id")
             seen_ids.add(call.id)
@@ -688,11 +693,11 @@ def _check_calls(r: Reader, steps: YList, read: list[model.Step], lines: list[in
             scripts[prompt] = call.lich
 
 
-def opens(steps: tuple[model.Step, ...]) -> dict[str, model.Open]:
+def opens(steps: tuple[model.Step, ...]) -> dict[str, OpenScript]:
     """Each call's own ``lich:`` by the call's prompt (the last one given for a prompt)."""
-    found: dict[str, model.Open] = {}
+    found: dict[str, OpenScript] = {}
     for step in steps:
-        for call in step.calls if isinstance(step, Calls) else ():
+        for call in step.calls if isinstance(step, CallStep) else ():
             prompt = call.input.get("prompt")
             if call.lich is not None and isinstance(prompt, str):
                 found[prompt] = call.lich

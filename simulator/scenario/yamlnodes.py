@@ -247,7 +247,7 @@ class _Builder:
 
     def event(self, event: yaml.Event) -> None:
         line = event.start_mark.line + 1 if event.start_mark is not None else 1
-        # the commonest first: a scalar, then the ends and starts of mappings and lists (issue 15)
+        # the commonest first: a scalar, then the ends and starts of mappings and lists (the reading's hot path)
         if isinstance(event, yaml.ScalarEvent):
             self.scalar(event, line)
         elif isinstance(event, _ENDS):

@@ -29,7 +29,7 @@ from agent_cards_claude_driver.runs import run_validate
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
 from agent_cards_simulator.lich.install import SetupError
-from agent_cards_simulator.lich.scripts import LichScript, OpenScript, Report
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
 
@@ -167,7 +167,7 @@ def test_the_poll_ends_the_count(
 ) -> None:
     """The worker reports and lich closes it: the next 5 s read of ``sessions --json`` clears the footer."""
     fake_lich.restart(LichScript(checkout=str(sandbox.project),
-                                 default_open=OpenScript(report=Report(after_ms=1500, text="All fixed."))))
+                                 default_open=OpenScript(report=ReportScript(after_ms=1500, text="All fixed."))))
     general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
     model = fake_api([general, "Launched."])
     start = time.monotonic()
