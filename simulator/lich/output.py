@@ -1,8 +1,8 @@
 """What the fake lich puts out: a command's :class:`LichRun`, the :class:`Note` it types later, and its texts.
 
-The texts here are those beyond one command's own lines: §1's standard errors, Go's JSON, §4.3's Result
-prose and §10's notes. A command's own wording (``Closed "…".``, ``… stopped its turn.``) stays with the
-command, in :mod:`agent_cards_simulator.lich.commands`. Labels are quoted as Go quotes them.
+The texts here are those beyond one command's own lines: the errors every command shares, Go's JSON, the
+prose of a Result and the notes typed later. A command's own wording (``Closed "…".``, ``… stopped its
+turn.``) stays with the command, in :mod:`agent_cards_simulator.lich.commands`. Labels are quoted as Go quotes them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class LichRun(Value):
 
 
 class Note(Value):
-    """A note lich types at the asking session's prompt at ``at_ms`` (§10.2; §10.1 for plain errands)."""
+    """A note lich types at the asking session's prompt at ``at_ms`` (a worker's report, or a plain errand's result)."""
 
     at_ms: int
     text: str
@@ -57,7 +57,7 @@ _GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u20
 
 def json_line(value: object) -> str:
     """One line of JSON as Go's encoding/json writes it: compact, with <, >, & and U+2028/9 escaped."""
-    from agent_cards_simulator.lich.quick import dumps  # json's, without loading json and re (issue 15)
+    from agent_cards_simulator.lich.quick import dumps  # json's, without loading json and re: lich starts on every call
 
     text = dumps(value, ensure_ascii=False, separators=(",", ":"))
     ascii = text.isascii()
@@ -77,13 +77,13 @@ def _encodable(text: str) -> bool:
 
 
 def unknown_command(word: str, nearest: str | None) -> str:
-    """§1: the stderr of an unknown subcommand, with the nearest command name when one is close."""
+    """The stderr of an unknown subcommand, with the nearest command name when one is close."""
     hint = f" — did you mean {go_quote(nearest)}?" if nearest else ""
     return f"lich: unknown command {go_quote(word)}{hint}\nRun `lich help` for the list.\n"
 
 
 def result_prose(label: str, ticket: str, status: str, answer: str, private: bool) -> str:
-    """§4.3: the prose of a Result, in this fake's own words."""
+    """The prose of a Result, in this fake's own words."""
     q = go_quote(label)
     if status == "answered":
         text = answer
@@ -108,10 +108,11 @@ def result_prose(label: str, ticket: str, status: str, answer: str, private: boo
 
 
 def note_text(*, subagent: bool, label: str, branch: str, ticket: str, answer: str, bin: str) -> str:
-    """§10: the note typed at the asking session's prompt once a worker answered."""
-    if subagent:  # §10.2: the report itself
+    """The note typed at the asking session's prompt once a worker answered."""
+    if subagent:  # a --subagent worker's note is its report itself
         where = f" on branch {branch}" if branch else ""
         return (f"[lich] Session {go_quote(label)}{where} finished the task you handed it (ticket {ticket})."
                 f" Its report:\n\n{answer}")
-    return (f"[lich] The task you sent {go_quote(label)} has its result ready. To collect everything at once, "  # §10.1
+    # a plain errand's note says where to collect the result
+    return (f"[lich] The task you sent {go_quote(label)} has its result ready. To collect everything at once, "
             f'call the lich tool `wait_for_answer` with no ticket, or run:\n  "{bin}" wait')

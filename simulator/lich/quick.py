@@ -1,4 +1,5 @@
-"""What ``fake-lich`` needs of ``json`` and ``contextlib``, without what they import (issue 15).
+"""What ``fake-lich`` needs of ``json`` and ``contextlib``, without what they import: it starts on
+every call.
 
 The one copy lives with the mod (``agent_cards.quick_json``, standard library only): both the command
 hook and ``fake-lich`` start on every call, and both would otherwise load ``json``, ``re`` and
