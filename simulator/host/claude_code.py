@@ -135,7 +135,7 @@ class BoundHost:
 Register = Callable[..., Any]
 
 
-class _Timer:
+class _HostTimer:
     """A timer a module armed (``$.clock.after`` / ``every``); held by the host only while armed."""
 
     __slots__ = ("_claude", "_handle", "fn", "generation", "ms", "repeat")
@@ -166,7 +166,7 @@ class _Background(Record):
     """What runs, or waits to run, beside the scenario: each entry leaves once done; ``close`` stops the rest."""
 
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # every task the host started and still runs
-    timers: set[_Timer] = field(default_factory=set)  # the modules' armed timers (a repeating one: its next)
+    timers: set[_HostTimer] = field(default_factory=set)  # the modules' armed timers (a repeating one: its next)
     note: asyncio.TimerHandle | None = None  # lich types its next note then
     note_due: int | None = None  # ...which is due at this virtual ms
     footer_due: bool = False  # a footer redraw is scheduled and not yet started
@@ -240,11 +240,11 @@ class FakeClaudeCode:
 
     def schedule(self, generation: int, ms: int, fn: Timer, repeat: bool) -> None:
         """Arm a timer of the module loaded as ``generation``; a module reloaded since never runs it."""
-        timer = _Timer(self, generation, ms, fn, repeat)
+        timer = _HostTimer(self, generation, ms, fn, repeat)
         timer.arm()
         self._background.timers.add(timer)
 
-    def _timer_fired(self, timer: _Timer) -> None:
+    def _timer_fired(self, timer: _HostTimer) -> None:
         """A timer's time came: it runs unless its module was reloaded since; a repeating one re-arms."""
         if timer.generation != self._generation:
             self._background.timers.discard(timer)
