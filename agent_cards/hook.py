@@ -42,17 +42,18 @@ import sys
 
 from agent_cards import quick_json as json  # json's results without loading json and re (issue 15)
 from agent_cards.engine import text
+from agent_cards.record import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from agent_cards.delivery import Call
+    from agent_cards.delivery import TakenCall
     from agent_cards.engine import Event, ProcessResult
     from agent_cards.filestore import FileStore
     from agent_cards.state import Worker
-    from agent_cards.taken import Answer, Native, Run, Stopped
+    from agent_cards.taken import Answer, Native, ProcessRun, Stopped
 
     Output = dict[str, Any]
     Runner = Callable[[Sequence[str], str | None, int], ProcessResult]
@@ -169,7 +170,7 @@ def session_start(data: Mapping[str, Any], env: Environ) -> Output | None:
         return None
     here = attended(env)
     try:
-        store.update(lambda s: s.replace(interactive=here))
+        store.update(lambda s: replace(s, interactive=here))
     except OSError as error:
         warn(f"cannot write {store.path} ({error.strerror}); Agent calls stay native")
         return None
@@ -207,7 +208,7 @@ def run_process(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> Proces
     )
 
 
-def run_or_error(run: Runner, step: Run, cwd: str | None) -> ProcessResult | Exception:
+def run_or_error(run: Runner, step: ProcessRun, cwd: str | None) -> ProcessResult | Exception:
     """What ``step`` gave, or how it failed: the core decides either."""
     try:
         return run(step.argv, cwd, step.timeout_ms)
@@ -319,7 +320,7 @@ def remember(store: FileStore | None, worker: Worker, lich_bin: str) -> None:
         warn(f"cannot remember the worker {worker.name} ({error}): TaskStop will not know it")
 
 
-def reason_of(call: Call, answer: Answer) -> str:
+def reason_of(call: TakenCall, answer: Answer) -> str:
     """The deny reason that carries the mod's answer to the model (the only answer a hook can give)."""
     from agent_cards import taken
     from agent_cards.texts import AGENT, agent_text

@@ -30,7 +30,7 @@ agent would run inside Claude Code. ``AFTER_BASE`` runs once git gave the base (
 from __future__ import annotations
 
 from agent_cards.branch import PREFIX
-from agent_cards.engine import _Frozen
+from agent_cards.record import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module and neither typing nor re
 if TYPE_CHECKING:
@@ -109,20 +109,12 @@ class Facts:
         return len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate: 3, as TextEncoder
 
 
-class Rule(_Frozen):
-    """One row of a table: immutable, equal by its fields (a frozen dataclass, made by hand: no ``dataclasses``
-    on the command hook's path)."""
+class Rule(Value):
+    """One row of a table."""
 
-    __slots__ = ("clause", "leaves", "toast")
     clause: str
     leaves: Callable[[Facts], bool]
-    toast: str | None  # a PERSON key in agent_cards.texts
-
-    def __init__(self, clause: str, leaves: Callable[[Facts], bool], toast: str | None = None) -> None:
-        set_field = object.__setattr__
-        set_field(self, "clause", clause)
-        set_field(self, "leaves", leaves)
-        set_field(self, "toast", toast)
+    toast: str | None = None  # a PERSON key in agent_cards.texts
 
 
 RULES: tuple[Rule, ...] = (

@@ -607,7 +607,7 @@ def decisions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
         return wrapper
 
     monkeypatch.setattr(taken.Opening, "decide", recording(taken.Opening.decide))
-    monkeypatch.setattr(taken.Stop, "decide", recording(taken.Stop.decide))
+    monkeypatch.setattr(taken.TakenStop, "decide", recording(taken.TakenStop.decide))
     monkeypatch.setattr(hook, "_now_ms", lambda: 0)
     return seen
 
