@@ -29,30 +29,16 @@ agent would run inside Claude Code. ``AFTER_BASE`` runs once git gave the base (
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from agent_cards.branch import PREFIX
 from agent_cards.record import Value
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module and neither typing nor re
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from functools import cached_property
 
     from agent_cards.engine import Env, Event, Origin
-else:
-
-    class cached_property:
-        """``functools.cached_property`` without its lock and without loading ``functools`` (issue 15)."""
-
-        def __init__(self, compute):
-            self.compute = compute
-            self.name = compute.__name__
-            self.__doc__ = compute.__doc__
-
-        def __get__(self, facts, owner=None):
-            if facts is None:
-                return self
-            value = facts.__dict__[self.name] = self.compute(facts)
-            return value
 
 
 PROMPT_LIMIT_BYTES = 8192
@@ -141,7 +127,7 @@ AFTER_BASE: tuple[Rule, ...] = (
 
 def first_leaving(rules: tuple[Rule, ...], facts: Facts) -> Rule | None:
     """The rule that keeps this call native, or None when the call is taken."""
-    for rule in rules:  # a plain loop: a generator under next() costs more than the rules it reads (issue 15)
+    for rule in rules:  # a plain loop: a generator under next() would cost more than the rules it reads
         if rule.leaves(facts):
             return rule
     return None

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
 
 #: Standard-library imports the hook's start-up does without, each timed as ``python -I -S -c "import …"``.
-COMPARED = ("dataclasses", "typing", "functools", "contextlib")
+COMPARED = ("json", "dataclasses", "typing", "functools", "contextlib")
 
 
 def base_interpreter() -> str:
