@@ -31,8 +31,9 @@ Agent call is taken only when the recorded value and the call's own environment 
 It never blocks what it does not take: every answer is exit 0 with one JSON object or nothing; input
 it cannot read, an unknown event and its own failures give one line on stderr and no decision. Once
 lich has the task, though, the call is never let through to run natively as well (FALL-BEFORE-ONLY).
-Only what an event needs is imported: a SessionStart or a call left native loads no ``subprocess``,
-no texts and no delivery table (``agent_cards.taken`` loads those only for a call it takes).
+A SessionStart or a call left native loads no ``subprocess``, no texts and no delivery table
+(``agent_cards.taken`` loads those only for a call it takes): ``tests/test_hook.py`` declares every
+module its start-up may load.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ from __future__ import annotations
 import os
 import sys
 
-from agent_cards import quick_json as json  # json's results without loading json and re (issue 15)
+from agent_cards import quick_json as json
 from agent_cards.engine import text
 from agent_cards.record import replace
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
