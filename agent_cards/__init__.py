@@ -1,10 +1,10 @@
 """agent cards: Claude Code's Agent tool call, run as a lich session (a card) instead of a hidden agent.
 
-``register`` and ``AgentCards`` are loaded on first use, so that the command hook
-(``agent_cards.hook``), which runs on every matching tool call, imports only what its event needs.
+``register`` and ``AgentCards`` (:mod:`agent_cards.mod`, which needs ``typing``) are loaded on first
+use: the command hook (``agent_cards.hook``) imports this package, and its start-up does without them.
 """
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from agent_cards.mod import AgentCards, register
 

@@ -1,7 +1,5 @@
-"""The engine's Protocols (``$``, ``next``, ``on``): :mod:`agent_cards.engine` names them all.
-
-They live here because a ``Protocol`` needs ``typing``, which the command hook does not load: the
-engine module gives them on first use, so ``from agent_cards.engine import Host`` works unchanged.
+"""The engine's Protocols (``$``, ``next``, ``on``, the host's ``StateStore``): :mod:`agent_cards.engine`
+names them all, and gives them from here on first use (a ``Protocol`` needs ``typing``).
 """
 
 from __future__ import annotations
@@ -10,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeAlias, overload
 
 from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, HookResult, Matcher, Origin, ProcessResult
+from agent_cards.state import ModState
 
 
 class Signal(Protocol):
@@ -98,3 +97,11 @@ class On(Protocol):
 
     @overload
     def __call__(self, event: str, matcher: Matcher, hook: Hook, /) -> None: ...
+
+
+class StateStore(Protocol):
+    """Where a host keeps the mod's state. ``update`` is one atomic read-modify-write."""
+
+    def get(self) -> ModState: ...
+
+    def update(self, change: Callable[[ModState], ModState]) -> ModState: ...

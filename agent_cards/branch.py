@@ -31,7 +31,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _words(description: str) -> list[str]:
-    import unicodedata  # here, not at load: the command hook loads this module for calls it leaves too
+    import unicodedata
 
     kept = (c if unicodedata.category(c)[0] in "LN" else " " for c in description.lower())
     return "".join(kept).split()
@@ -59,7 +59,7 @@ def suffix(tool_use_id: str) -> str:
     tail = "".join(c for c in tool_use_id if c.isascii() and c.isalnum())[-SUFFIX_LEN:].lower()
     if tail:
         return tail
-    import hashlib  # only for this rare case: the command hook runs on every call and skips its import
+    import hashlib  # only for this rare case
 
     return hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:SUFFIX_LEN]
 

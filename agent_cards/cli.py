@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (``hook`` starts here)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    C = TypeVar("C", bound=Callable[[list[str]], int])
+C = TypeVar("C", bound=Callable[[list[str]], int])
 
 GROUP = "agent_cards.commands"
 
@@ -162,7 +159,7 @@ def ends_at_once(command: C) -> C:
     """Mark an added command whose process may end without the interpreter's teardown, once what it
     printed is flushed: it leaves nothing that an exit handler closes (its temporary folders, threads and
     children are gone when it returns). Freeing every object one by one costs ``replay`` over a folder
-    about 20 ms (issue 15). Only the console script ends so (:func:`entry`); :func:`main` returns."""
+    about 20 ms. Only the console script ends so (:func:`entry`); :func:`main` returns."""
     setattr(command, _AT_ONCE, True)
     return command
 
@@ -201,8 +198,7 @@ def entry() -> None:
     code, at_once = _main(None)
     if at_once:
         import os
-
-        from agent_cards.quick_json import suppress
+        from contextlib import suppress
 
         for stream in (sys.stdout, sys.stderr):
             with suppress(OSError, ValueError):  # a reader gone (| head), or a stream closed: nothing to say

@@ -20,10 +20,10 @@ Reading the output (``read_open``): stdout that is no JSON object is a failed op
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Literal
 
 from agent_cards.engine import ProcessResult, text
+from agent_cards.record import Value
 from agent_cards.state import Worker
 from agent_cards.taken import Answer, Completed, Deny, Launched
 from agent_cards.texts import agent_text
@@ -31,8 +31,7 @@ from agent_cards.texts import agent_text
 Arm = Literal["async", "completed", "deny"]
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Value):
     arm: Arm
     counted: bool = False
     deny: str | None = None  # the AGENT text key of a deny
@@ -48,8 +47,7 @@ DELIVERY: dict[str, Row] = {
 UNKNOWN = Row("deny", deny="deny.unknown")
 
 
-@dataclass(frozen=True)
-class Opened:
+class Opened(Value):
     """lich has the task: a card, and the status of the hand-off."""
 
     label: str
@@ -59,8 +57,7 @@ class Opened:
     answer: str
 
 
-@dataclass(frozen=True)
-class NotOpened:
+class NotOpened(Value):
     """lich does not have the task. ``label`` names the card when one was opened anyway."""
 
     reason: str
@@ -97,8 +94,7 @@ def read_open(result: ProcessResult) -> Opened | NotOpened:
     )
 
 
-@dataclass(frozen=True)
-class Call:
+class TakenCall(Value):
     """The Agent call the mod took, as the answer needs it."""
 
     tool_use_id: str
@@ -113,7 +109,7 @@ class Call:
         return bool(self.branch)
 
 
-def answer(call: Call, opened: Opened, now_ms: int) -> Answer | Deny:
+def answer(call: TakenCall, opened: Opened, now_ms: int) -> Answer | Deny:
     """The Agent call's answer for what lich printed; a ``Launched`` carries the worker to count, if any."""
     row = DELIVERY.get(opened.status, UNKNOWN)
     where = "isolated" if call.isolated else "shared"

@@ -20,11 +20,12 @@ import fcntl
 import os
 import stat
 import time
+from contextlib import suppress
 
-from agent_cards import quick_json as json  # json's results without loading json and re (issue 15)
+from agent_cards import quick_json as json
 from agent_cards.state import ModState
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module on every Agent call
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -135,7 +136,7 @@ class FileStore:
                 json.dump(state.to_json(), fh, separators=(",", ":"))
             os.replace(temp, self.path)
         except BaseException:
-            with json.suppress(OSError):
+            with suppress(OSError):
                 os.unlink(temp)
             raise
 
@@ -177,13 +178,13 @@ def prune(data_dir: str, keep: str, now: float | None = None) -> None:
     cutoff = (time.time() if now is None else now) - STALE_SECONDS
     keep_stem = os.path.basename(keep).split(".json")[0]
     sessions: dict[str, list[tuple[str, float]]] = {}
-    with json.suppress(OSError):
+    with suppress(OSError):
         for entry in os.scandir(folder):
-            with json.suppress(OSError):
+            with suppress(OSError):
                 if entry.is_file():
                     sessions.setdefault(entry.name.split(".json")[0], []).append((entry.path, entry.stat().st_mtime))
     for stem, files in sessions.items():
         if stem != keep_stem and max(mtime for _, mtime in files) < cutoff:
             for path, _ in files:
-                with json.suppress(OSError):
+                with suppress(OSError):
                     os.unlink(path)

@@ -31,8 +31,9 @@ Agent call is taken only when the recorded value and the call's own environment 
 It never blocks what it does not take: every answer is exit 0 with one JSON object or nothing; input
 it cannot read, an unknown event and its own failures give one line on stderr and no decision. Once
 lich has the task, though, the call is never let through to run natively as well (FALL-BEFORE-ONLY).
-Only what an event needs is imported: a SessionStart or a call left native loads no ``subprocess``,
-no texts and no delivery table (``agent_cards.taken`` loads those only for a call it takes).
+A SessionStart or a call left native loads no ``subprocess``, no texts and no delivery table
+(``agent_cards.taken`` loads those only for a call it takes): ``tests/test_hook.py`` declares every
+module its start-up may load.
 """
 
 from __future__ import annotations
@@ -40,19 +41,20 @@ from __future__ import annotations
 import os
 import sys
 
-from agent_cards import quick_json as json  # json's results without loading json and re (issue 15)
+from agent_cards import quick_json as json
 from agent_cards.engine import text
+from agent_cards.record import replace
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from agent_cards.delivery import Call
+    from agent_cards.delivery import TakenCall
     from agent_cards.engine import Event, ProcessResult
     from agent_cards.filestore import FileStore
     from agent_cards.state import Worker
-    from agent_cards.taken import Answer, Native, Run, Stopped
+    from agent_cards.taken import Answer, Native, ProcessRun, Stopped
 
     Output = dict[str, Any]
     Runner = Callable[[Sequence[str], str | None, int], ProcessResult]
@@ -169,7 +171,7 @@ def session_start(data: Mapping[str, Any], env: Environ) -> Output | None:
         return None
     here = attended(env)
     try:
-        store.update(lambda s: s.replace(interactive=here))
+        store.update(lambda s: replace(s, interactive=here))
     except OSError as error:
         warn(f"cannot write {store.path} ({error.strerror}); Agent calls stay native")
         return None
@@ -207,7 +209,7 @@ def run_process(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> Proces
     )
 
 
-def run_or_error(run: Runner, step: Run, cwd: str | None) -> ProcessResult | Exception:
+def run_or_error(run: Runner, step: ProcessRun, cwd: str | None) -> ProcessResult | Exception:
     """What ``step`` gave, or how it failed: the core decides either."""
     try:
         return run(step.argv, cwd, step.timeout_ms)
@@ -319,7 +321,7 @@ def remember(store: FileStore | None, worker: Worker, lich_bin: str) -> None:
         warn(f"cannot remember the worker {worker.name} ({error}): TaskStop will not know it")
 
 
-def reason_of(call: Call, answer: Answer) -> str:
+def reason_of(call: TakenCall, answer: Answer) -> str:
     """The deny reason that carries the mod's answer to the model (the only answer a hook can give)."""
     from agent_cards import taken
     from agent_cards.texts import AGENT, agent_text

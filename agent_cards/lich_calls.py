@@ -15,9 +15,9 @@ every host runs them the same way, only with its own runner (``$.process.run`` i
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from agent_cards import quick_json as json  # json's results; a poll reads one list every 5 s (issue 15)
 from agent_cards.delivery import lich_reason
 from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, ProcessResult, text
 from agent_cards.state import Worker
@@ -91,7 +91,7 @@ def listed_states(result: ProcessResult) -> dict[str, Any] | None:
         return None
     try:
         listed = json.loads(result.stdout)
-    except (ValueError, RecursionError):  # RecursionError: a deep nest would fail every poll (issue 14)
+    except (ValueError, RecursionError):  # RecursionError: a list nested too deep would fail every poll
         return None
     if not isinstance(listed, list):
         return None

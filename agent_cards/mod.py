@@ -7,32 +7,32 @@ Flow of a taken Agent call (PERM-FIRST, PERM-DENY-SPAWN):
 
 1. ``tool.call`` (Agent): ``taken.leave`` applies the rules (``rules.RULES``); an isolated call reads its
    base (``taken.base_read``: ``git branch --show-current``); ``taken.opening`` names its branch and its
-   open. The ``Opening`` is kept under the call's ``tool_use_id`` and the call is passed on beneath
-   (``next``), where Claude Code's permission check runs.
-2. ``agent.spawn``: raised only for an allowed call. Its ``Opening`` is taken out and run in lich
-   (``$LICH_BIN open --kind claude --subagent … --json``, two minutes); ``Opening.decide`` gives one
-   decision. A ``Native`` one (the open failed) lets the native spawn go on, after a toast. Any other is
-   kept under the ``tool_use_id`` for step 3 and the spawn is denied, so no native agent or worktree
-   exists.
-3. Back in ``tool.call``: the decision kept at step 2 is taken out and becomes the call's answer in
-   place of what Claude Code answered beneath. A call refused by the permission check never reached
-   step 2: no decision was kept, and its refusal stands.
+   open. The call is kept under its ``tool_use_id`` as ``PassedOn`` (holding the ``Opening``) and passed
+   on beneath (``next``), where Claude Code's permission check runs.
+2. ``agent.spawn``: raised only for an allowed call. A ``PassedOn`` call is taken out and its open run
+   in lich (``$LICH_BIN open --kind claude --subagent … --json``, two minutes); ``Opening.decide`` gives
+   one decision. A ``Native`` one (the open failed) lets the native spawn go on, after a toast. Any other
+   is kept under the ``tool_use_id`` as ``Decided`` for step 3 and the spawn is denied, so no native
+   agent or worktree exists.
+3. Back in ``tool.call``: the call is forgotten whatever its stage, and a ``Decided`` one's decision
+   becomes the call's answer in place of what Claude Code answered beneath. A call refused by the
+   permission check never reached step 2: nothing was decided, and its refusal stands.
 
 After the open: workers with a ``pending`` delivery are counted in the footer (``ui.render`` of
 ``SessionMode``), ``sessions --json`` is read every 5 s while any runs, and ``TaskStop`` stops them
-(``taken.stop_of``, ``Stop.decide``). Every failure before lich has the task is decided by the core
+(``taken.stop_of``, ``TakenStop.decide``). Every failure before lich has the task is decided by the core
 (native agent plus toast); after it, the call is never run natively (FALL-BEFORE-ONLY).
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cards import lich_calls, rules, taken
-from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult
-from agent_cards.state import MemoryStore, StateStore, Worker
+from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult, StateStore
+from agent_cards.record import Record, Value, field, replace
+from agent_cards.state import MemoryStore, Worker
 from agent_cards.texts import person_text
 
 POLL_MS = 5_000  # FOOTER-POLL
@@ -43,7 +43,7 @@ def _key(e: Event) -> str:
     return str(e.get("tool_use_id") or "")
 
 
-async def _run(host: Host, run: taken.Run) -> ProcessResult | Exception:
+async def _run(host: Host, run: taken.ProcessRun) -> ProcessResult | Exception:
     """What ``run`` gave, or how it failed: the core decides either."""
     try:
         return await host.process.run(list(run.argv), timeout_ms=run.timeout_ms)
@@ -60,17 +60,27 @@ def _answer(decision: taken.Deny | taken.Answer) -> HookResult:
     return {"result": decision.result}
 
 
-@dataclass
-class AgentCards:
+class PassedOn(Value):
+    """A taken call passed on beneath, its open waiting for the call's ``agent.spawn``."""
+
+    opening: taken.Opening
+
+
+class Decided(Value):
+    """A taken call whose ``agent.spawn`` ran the open: its ``tool.call`` answers with ``decision``."""
+
+    decision: taken.Deny | taken.Answer
+
+
+class AgentCards(Record):
     store: StateStore = field(default_factory=MemoryStore)
-    _opening: dict[str, taken.Opening] = field(default_factory=dict)  # passed on, waiting for agent.spawn
-    _decided: dict[str, taken.Deny | taken.Answer] = field(default_factory=dict)  # tool.call answers with it
+    _calls: dict[str, PassedOn | Decided] = field(default_factory=dict)  # the taken calls under way, by tool_use_id
     _watching: bool = False
 
     # -- session.start ------------------------------------------------------------------------------
 
     async def session_start(self, host: Host, e: Event, next: Next) -> HookResult:
-        self.store.update(lambda s: s.replace(interactive=True))
+        self.store.update(lambda s: replace(s, interactive=True))
         return await next(e)
 
     # -- tool.call: Agent ---------------------------------------------------------------------------
@@ -82,31 +92,32 @@ class AgentCards:
             read = taken.base_read(facts)  # OPEN-BASE, before the call is passed on
             step = taken.opening(facts, None if read is None else await _run(host, read), host.clock.now())
         if isinstance(step, taken.Native):
-            if step.toast is not None:  # most calls left show none: no coroutine for them (issue 15)
+            if step.toast is not None:  # most calls left show no toast: no coroutine to await for them
                 await self._toast(host, step)
             return await next(e)
         key = _key(e)
-        self._opening[key] = step
+        self._calls[key] = PassedOn(step)
         try:
             beneath = await next(e)  # PERM-FIRST: Claude Code's permission check, then agent.spawn
         finally:
-            self._opening.pop(key, None)
-            decided = self._decided.pop(key, None)
-        return beneath if decided is None else _answer(decided)
+            call = self._calls.pop(key, None)
+        return _answer(call.decision) if isinstance(call, Decided) else beneath
 
     # -- agent.spawn --------------------------------------------------------------------------------
 
     async def agent_spawn(self, host: Host, e: Event, next: Next) -> HookResult:
         key = _key(e)
-        opening = self._opening.pop(key, None)
-        if opening is None:
+        call = self._calls.get(key)
+        if not isinstance(call, PassedOn):
             return await next(e)
+        del self._calls[key]  # taken out: another spawn of this id finds nothing to open
+        opening = call.opening
         printed = await _run(host, opening.run)
         decision = opening.decide(printed, host.clock.now(), esc=next.signal.aborted)
         if isinstance(decision, taken.Native):  # lich does not have the task: the native agent runs
             await self._toast(host, decision)
             return await next(e)
-        self._decided[key] = decision
+        self._calls[key] = Decided(decision)
         if isinstance(decision, taken.Launched) and decision.worker is not None:
             self._track(host, decision.worker, opening.lich_bin)
         return {"deny": opening.spawn_denial(decision)}

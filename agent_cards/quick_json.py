@@ -1,19 +1,19 @@
 """``json.loads`` and ``json.dumps`` for the command hook's path, without importing ``json``.
 
 Also used by ``fake-lich`` (``agent_cards_simulator.lich``), whose start-up every real-process replay pays: one copy
-of this, standard library only, for both. ``suppress`` stands in for ``contextlib.suppress`` likewise.
+of this, standard library only, for both.
 
 ``import json`` loads ``re`` (and with it ``enum``, ``functools``, ``collections``) and compiles its
-patterns: on its own about as long as a bare interpreter's start-up, and the hook runs on every tool
-call a person makes (issue 15). The parser ``json`` itself uses, the C accelerator ``_json``, needs
-none of that. The results are ``json``'s, for every input: what the fast path does not cover (input
-in UTF-16 or UTF-32, a byte-order mark, a value json refuses, any error, an interpreter without
-``_json``) is handed to ``json`` itself, so errors are ``json``'s own.
+patterns: on its own about as long as a bare interpreter's start-up (``python -m bench cold`` prints
+it), and both the hook and ``fake-lich`` start once per call. The parser ``json`` itself uses, the C
+accelerator ``_json``, needs none of that. The results are ``json``'s, for every input: what the fast
+path does not cover (input in UTF-16 or UTF-32, a byte-order mark, a value json refuses, any error, an
+interpreter without ``_json``) is handed to ``json`` itself, so errors are ``json``'s own.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Protocol
@@ -98,16 +98,3 @@ def _unusual(value: object) -> object:
 def dump(value: object, fh: SupportsWrite, separators: tuple[str, str] = (", ", ": ")) -> None:
     """``json.dump(value, fh, separators=separators)``: the same text, written at once."""
     fh.write(dumps(value, separators))
-
-
-class suppress:  # named as the contextlib.suppress it stands for
-    """``contextlib.suppress``, without loading ``contextlib`` (and with it ``collections`` and ``functools``)."""
-
-    def __init__(self, *kinds: type[BaseException]) -> None:
-        self.kinds = kinds
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
-        return kind is not None and issubclass(kind, self.kinds)

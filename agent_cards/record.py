@@ -26,7 +26,7 @@ its base's fields, then its own.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, ClassVar, NoReturn, TypeVar, dataclass_transform
@@ -109,7 +109,7 @@ class _Fields:
     def __init__(self, *args: object, **kwargs: object) -> None:
         cls = type(self)
         fields = cls._fields
-        if not kwargs and cls._required <= len(args) <= len(fields):  # positional: the commonest call, kept short
+        if not kwargs and cls._required <= len(args) <= len(fields):  # positional: the commonest call, made short
             values = dict(zip(fields, args, strict=False))
             if len(args) < len(fields):
                 defaults = cls._defaults

@@ -29,30 +29,16 @@ agent would run inside Claude Code. ``AFTER_BASE`` runs once git gave the base (
 
 from __future__ import annotations
 
-from agent_cards.branch import PREFIX
-from agent_cards.engine import _Frozen
+from functools import cached_property
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module and neither typing nor re
+from agent_cards.branch import PREFIX
+from agent_cards.record import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from functools import cached_property
 
     from agent_cards.engine import Env, Event, Origin
-else:
-
-    class cached_property:
-        """``functools.cached_property`` without its lock and without loading ``functools`` (issue 15)."""
-
-        def __init__(self, compute):
-            self.compute = compute
-            self.name = compute.__name__
-            self.__doc__ = compute.__doc__
-
-        def __get__(self, facts, owner=None):
-            if facts is None:
-                return self
-            value = facts.__dict__[self.name] = self.compute(facts)
-            return value
 
 
 PROMPT_LIMIT_BYTES = 8192
@@ -109,20 +95,12 @@ class Facts:
         return len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate: 3, as TextEncoder
 
 
-class Rule(_Frozen):
-    """One row of a table: immutable, equal by its fields (a frozen dataclass, made by hand: no ``dataclasses``
-    on the command hook's path)."""
+class Rule(Value):
+    """One row of a table."""
 
-    __slots__ = ("clause", "leaves", "toast")
     clause: str
     leaves: Callable[[Facts], bool]
-    toast: str | None  # a PERSON key in agent_cards.texts
-
-    def __init__(self, clause: str, leaves: Callable[[Facts], bool], toast: str | None = None) -> None:
-        set_field = object.__setattr__
-        set_field(self, "clause", clause)
-        set_field(self, "leaves", leaves)
-        set_field(self, "toast", toast)
+    toast: str | None = None  # a PERSON key in agent_cards.texts
 
 
 RULES: tuple[Rule, ...] = (
@@ -149,7 +127,7 @@ AFTER_BASE: tuple[Rule, ...] = (
 
 def first_leaving(rules: tuple[Rule, ...], facts: Facts) -> Rule | None:
     """The rule that keeps this call native, or None when the call is taken."""
-    for rule in rules:  # a plain loop: a generator under next() costs more than the rules it reads (issue 15)
+    for rule in rules:  # a plain loop: a generator under next() would cost more than the rules it reads
         if rule.leaves(facts):
             return rule
     return None

@@ -8,65 +8,37 @@ to its ``report``, so a driver can warn about it).
 
 from __future__ import annotations
 
-from agent_cards.engine import _Frozen
+from agent_cards.record import Value, replace
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: the command hook loads this module, and neither typing nor dataclasses
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, Protocol
-
-# Worker and ModState are immutable and compare by type and fields, as frozen dataclasses do, but are
-# made by hand (engine._Frozen): the command hook reads the state on every Agent call (issue 15).
+    from typing import Any
 
 
-class Worker(_Frozen):
+class Worker(Value):
     """A worker the mod opened with a ``pending`` delivery and still counts (keyed by roster name)."""
 
-    __slots__ = ("name", "label", "description", "shared")  # noqa: RUF023 (field order)
     name: str
     label: str
     description: str
     shared: bool  # True: it works in the asking session's checkout; False: in a worktree of its own
 
-    def __init__(self, name: str, label: str, description: str, shared: bool) -> None:
-        set_field = object.__setattr__
-        set_field(self, "name", name)
-        set_field(self, "label", label)
-        set_field(self, "description", description)
-        set_field(self, "shared", shared)
 
-
-class ModState(_Frozen):
-    __slots__ = ("interactive", "lich_bin", "workers")
-    interactive: bool  # a session.start with isInteractive was seen (TAKE-INTERACTIVE)
-    lich_bin: str  # the LICH_BIN of the last tracked open: polling and TaskStop use it
-    workers: tuple[Worker, ...]
-
-    def __init__(self, interactive: bool = False, lich_bin: str = "", workers: tuple[Worker, ...] = ()) -> None:
-        set_field = object.__setattr__
-        set_field(self, "interactive", interactive)
-        set_field(self, "lich_bin", lich_bin)
-        set_field(self, "workers", workers)
-
-    def replace(
-        self, *, interactive: bool | None = None, lich_bin: str | None = None, workers: tuple[Worker, ...] | None = None
-    ) -> ModState:
-        """A copy with the fields given changed (as ``dataclasses.replace``)."""
-        return ModState(
-            self.interactive if interactive is None else interactive,
-            self.lich_bin if lich_bin is None else lich_bin,
-            self.workers if workers is None else workers,
-        )
+class ModState(Value):
+    interactive: bool = False  # a session.start with isInteractive was seen (TAKE-INTERACTIVE)
+    lich_bin: str = ""  # the LICH_BIN of the last tracked open: polling and TaskStop use it
+    workers: tuple[Worker, ...] = ()
 
     def worker(self, name: str) -> Worker | None:
         return next((w for w in self.workers if w.name == name), None)
 
     def with_worker(self, worker: Worker, lich_bin: str) -> ModState:
         others = tuple(w for w in self.workers if w.name != worker.name)
-        return self.replace(workers=(*others, worker), lich_bin=lich_bin)
+        return replace(self, workers=(*others, worker), lich_bin=lich_bin)
 
     def without(self, names: set[str]) -> ModState:
-        return self.replace(workers=tuple(w for w in self.workers if w.name not in names))
+        return replace(self, workers=tuple(w for w in self.workers if w.name not in names))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,37 +90,9 @@ class ModState(_Frozen):
         return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers))
 
 
-if TYPE_CHECKING:
-
-    class StateStore(Protocol):
-        """Where a host keeps the state. ``update`` is one atomic read-modify-write."""
-
-        def get(self) -> ModState: ...
-
-        def update(self, change: Callable[[ModState], ModState]) -> ModState: ...
-
-else:
-
-    def __getattr__(name):
-        """``StateStore``, a Protocol, is made on first use: a Protocol needs ``typing``."""
-        if name != "StateStore":
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from typing import Protocol
-
-        class StateStore(Protocol):
-            """Where a host keeps the state. ``update`` is one atomic read-modify-write."""
-
-            def get(self): ...
-
-            def update(self, change): ...
-
-        StateStore.__qualname__ = "StateStore"
-        globals()["StateStore"] = StateStore
-        return StateStore
-
-
 class MemoryStore:
-    """The state kept in memory, as the mod engine keeps a module's variables (lost on reload)."""
+    """A :class:`agent_cards.engine.StateStore`: the state kept in memory, as the mod engine keeps a module's
+    variables (lost on reload)."""
 
     def __init__(self, state: ModState | None = None) -> None:
         self._state = state or ModState()

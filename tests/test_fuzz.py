@@ -12,7 +12,7 @@ import pytest
 
 from agent_cards import lich_calls, taken
 from agent_cards.engine import Event, HookResult, Host, Next, ProcessResult
-from agent_cards.mod import AgentCards
+from agent_cards.mod import AgentCards, Decided
 from agent_cards.state import Worker
 from agent_cards_simulator.fuzz import command, engine
 from agent_cards_simulator.fuzz.engine import Found, Fuzz, check
@@ -92,7 +92,8 @@ async def _counts_an_answered_call(self: AgentCards, host: Host, e: Event, next:
     workers than were launched)."""
     result = await _original_spawn(self, host, e, next)
     key = str(e.get("tool_use_id") or "")
-    if isinstance(self._decided.get(key), taken.Completed):
+    call = self._calls.get(key)
+    if isinstance(call, Decided) and isinstance(call.decision, taken.Completed):
         self._track(host, Worker(f"answered-{key}", "answered", "", True), str(host.env.get("LICH_BIN")))
     return result
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_cards import rules
-from agent_cards.delivery import Call, NotOpened, Opened, answer, read_open
+from agent_cards.delivery import NotOpened, Opened, TakenCall, answer, read_open
 from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
 from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.taken import Completed, Deny, Launched
@@ -245,8 +245,8 @@ def test_read_open_a_delivery_that_is_not_an_object_with_a_status(value: Any, st
 # --- delivery.answer ---------------------------------------------------------------------------------------------
 
 
-def call(branch: str = "", lang: str | None = None, started: int = 1000) -> Call:
-    return Call("toolu_1", "Fix the auth flow", "Fix the login form", branch, started, lang)
+def call(branch: str = "", lang: str | None = None, started: int = 1000) -> TakenCall:
+    return TakenCall("toolu_1", "Fix the auth flow", "Fix the login form", branch, started, lang)
 
 
 def opened(status: str, answer_text: str = "") -> Opened:

@@ -63,7 +63,7 @@ def test_odd_values(value: object) -> None:
 @pytest.mark.parametrize("module", ["agent_cards.quick_json", "agent_cards_simulator.lich.quick"])
 def test_it_loads_no_json_nor_re_until_an_error(module: str) -> None:
     code = (
-        # without site there is no editable install's import hook: the bench's package is given its folder
+        # the source tree as fake-lich runs from it: the simulator folder is the package agent_cards_simulator
         "import sys; sys.path.insert(0, sys.argv[1]); package = type(sys)('agent_cards_simulator')\n"
         "package.__path__ = [sys.argv[1] + '/simulator']; sys.modules['agent_cards_simulator'] = package\n"
         f"import {module} as quick\n"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from agent_cards import rules, taken
-from agent_cards.delivery import Call
+from agent_cards.delivery import TakenCall
 from agent_cards.engine import ENGINE, Event, ProcessError, ProcessResult
 from agent_cards.state import ModState, Worker
-from agent_cards.taken import Completed, Deny, Launched, Native, Opening, Run, Stop, Stopped
+from agent_cards.taken import Completed, Deny, Launched, Native, Opening, ProcessRun, Stopped, TakenStop
 from agent_cards.texts import AGENT, agent_text
 
 LICH = "/opt/lich/bin/lich"
@@ -25,7 +25,7 @@ CALL: Event = {"tool": "Agent", "tool_use_id": "toolu_01QxW7zAB12", "description
 BRANCH = "subagent/fix-the-auth-flow-ab12"
 
 
-class DictEnv:
+class FakeEnv:
     def __init__(self, values: dict[str, str]) -> None:
         self.values = values
 
@@ -34,7 +34,7 @@ class DictEnv:
 
 
 def facts(env: dict[str, str] | None = None, **inp: Any) -> rules.Facts:
-    return rules.Facts({**CALL, **inp}, ENGINE, True, DictEnv(ENV if env is None else env))
+    return rules.Facts({**CALL, **inp}, ENGINE, True, FakeEnv(ENV if env is None else env))
 
 
 def opening(env: dict[str, str] | None = None, base: ProcessResult | BaseException | None = None,
@@ -74,15 +74,15 @@ def test_a_rule_with_a_toast_names_the_call_and_fills_the_slots() -> None:
 
 def test_only_an_isolated_call_reads_its_base() -> None:
     assert taken.base_read(facts()) is None
-    assert taken.base_read(facts(isolation="worktree")) == Run(("git", "branch", "--show-current"), 30_000)
+    assert taken.base_read(facts(isolation="worktree")) == ProcessRun(("git", "branch", "--show-current"), 30_000)
 
 
 def test_a_shared_call_opens_in_this_checkout() -> None:
     step = opening(model="haiku")
     assert step == Opening(
-        Call("toolu_01QxW7zAB12", "Fix the auth flow", "Fix the login form", "", 1_000, None),
-        Run((LICH, "open", "--kind", "claude", "--subagent", "--model", "haiku", "--prompt", "Fix the login form",
-             "--json"), 120_000),
+        TakenCall("toolu_01QxW7zAB12", "Fix the auth flow", "Fix the login form", "", 1_000, None),
+        ProcessRun((LICH, "open", "--kind", "claude", "--subagent", "--model", "haiku", "--prompt",
+                    "Fix the login form", "--json"), 120_000),
         LICH,
     )
 
@@ -221,15 +221,15 @@ def test_taskstop_for_any_other_id_is_claude_codes(e: Event) -> None:
 
 def test_taskstop_closes_a_shared_worker_and_aborts_an_isolated_ones_turn() -> None:
     shared = taken.stop_of({"task_id": SHARED.name}, STATE)
-    assert shared == Stop(SHARED.name, SHARED, LICH)
-    assert shared.run == Run((LICH, "close", SHARED.name), 30_000)
+    assert shared == TakenStop(SHARED.name, SHARED, LICH)
+    assert shared.run == ProcessRun((LICH, "close", SHARED.name), 30_000)
     isolated = taken.stop_of({"shell_id": ISOLATED.name}, STATE)  # the deprecated name of the id
-    assert isolated is not None and isolated.run == Run((LICH, "control", ISOLATED.name, "abort"), 30_000)
+    assert isolated is not None and isolated.run == ProcessRun((LICH, "control", ISOLATED.name, "abort"), 30_000)
 
 
 @pytest.mark.parametrize(("worker", "exit_code"), [(SHARED, 0), (ISOLATED, 0), (ISOLATED, 2), (ISOLATED, 3)])
 def test_a_stop_lich_carried_out_gives_taskstops_result(worker: Worker, exit_code: int) -> None:
-    stop = Stop(worker.name, worker, LICH)
+    stop = TakenStop(worker.name, worker, LICH)
     decision = stop.decide(ProcessResult(exit_code, "", ""), None)
     assert isinstance(decision, Stopped) and decision == Stopped(worker.name, worker)
     assert decision.result == {
@@ -252,7 +252,7 @@ def test_a_stop_lich_carried_out_gives_taskstops_result(worker: Worker, exit_cod
 def test_a_stop_lich_refused_denies_with_its_reason(
     worker: Worker, outcome: ProcessResult | ProcessError, reason: str
 ) -> None:
-    decision = Stop(worker.name, worker, LICH).decide(outcome, "pt-BR")
+    decision = TakenStop(worker.name, worker, LICH).decide(outcome, "pt-BR")
     assert decision == Deny(agent_text("pt-BR", "deny.stop_refused", label=worker.label, reason=reason))
 
 
@@ -266,4 +266,4 @@ def test_decisions_are_immutable_values_of_their_own_type() -> None:
     assert deny == Deny("no") and hash(deny) == hash(Deny("no"))
     assert deny != Deny("no", card="Fix auth")
     assert Native() != Deny("no") and Native() != ()
-    assert repr(Run(("git",), 1)) == "Run(argv=('git',), timeout_ms=1)"
+    assert repr(ProcessRun(("git",), 1)) == "ProcessRun(argv=('git',), timeout_ms=1)"
