@@ -63,7 +63,8 @@ def test_odd_values(value: object) -> None:
 @pytest.mark.parametrize("module", ["agent_cards.quick_json", "agent_cards_simulator.lich.quick"])
 def test_it_loads_no_json_nor_re_until_an_error(module: str) -> None:
     code = (
-        f"import sys; sys.path.insert(0, sys.argv[1]); import {module} as quick\n"
+        # without site (-S) the installed names are not importable: the folder's links give them
+        f"import sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/.mypy-path']; import {module} as quick\n"
         "quick.loads(b'{\"a\": [1, true, null]}'); quick.dumps({'a': ['b']})\n"
         "print(sorted(m for m in ('json', 're') if m in sys.modules))\n"
         "for raw in (b'{not json', b'[1] 2', b'', b'[' * 100000):\n"
