@@ -275,7 +275,7 @@ def test_create_state_starts_a_fresh_lich(tmp_path: Path) -> None:
     assert transact(state, look) == LichWorld(SCRIPT).to_json()
 
 
-# --- a state it cannot use (issue 14) ---------------------------------------------------------------
+# --- a state it cannot use --------------------------------------------------------------------------
 
 
 def test_a_deleted_world_is_refused_loudly_and_never_gives_an_id_out_again(program: str, tmp_path: Path) -> None:

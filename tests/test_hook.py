@@ -877,7 +877,7 @@ def test_a_broken_answer_after_lich_has_the_task_still_denies(
     assert text == AGENT["deny.unknown"].format(label="Session 2", status="pending")
 
 
-# -- a state file it cannot use (issue 14) -----------------------------------------------------------
+# -- a state file it cannot use ----------------------------------------------------------------------
 
 
 def _session_path(data_dir: Path) -> Path:
