@@ -4,6 +4,7 @@ When nothing is ready to run, the loop would block in ``select(timeout)`` until 
 virtual selector instead moves the clock forward by ``timeout`` and returns at once. So ``asyncio.sleep``,
 ``wait_for`` and ``call_later`` all work unchanged, a replay spanning an hour of virtual time takes
 milliseconds, and two runs of the same scenario interleave exactly alike. Nothing here sleeps for real.
+Every turn of the loop is asyncio's own: the loop only tells the time, arms timers and selects.
 
 Timers due at the same instant run in the order they were set (first in, first out), as a real clock
 would have them: asyncio's own heap leaves their order to the heap's shape, so the same timers set
@@ -21,25 +22,17 @@ no virtual time, and the caller decides how much virtual time it stands for.
 from __future__ import annotations
 
 import asyncio
-import collections
-import heapq
 import itertools
 import math
 import selectors
-from asyncio import base_events
 from collections.abc import Callable, Mapping
-from contextvars import Context, copy_context
+from contextvars import Context
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, Unpack
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
-
-# asyncio's own limits for its loop's turn (asyncio.base_events), which VirtualEventLoop._run_once keeps
-_MIN_SCHEDULED: int = getattr(base_events, "_MIN_SCHEDULED_TIMER_HANDLES", 100)
-_MIN_CANCELLED_SHARE: float = getattr(base_events, "_MIN_CANCELLED_TIMER_HANDLES_FRACTION", 0.5)
-_LONGEST_SELECT: float = getattr(base_events, "MAXIMUM_SELECT_TIMEOUT", 24 * 3600)
 Ts = TypeVarTuple("Ts")
 
 
@@ -86,7 +79,7 @@ class _VirtualSelector(selectors.BaseSelector):
             return self._wait_for_real()
         if timeout is None:
             raise Stalled(f"nothing can happen any more at t={self._clock.ms} ms: every task waits on another")
-        if timeout > 0:  # VirtualClock.advance_seconds, inlined: the loop selects on every turn (issue 15)
+        if timeout > 0:  # VirtualClock.advance_seconds, inlined: the loop selects on every turn
             self._clock._us += math.ceil(timeout * 1_000_000)
         return []
 
@@ -109,41 +102,36 @@ def _fd(fileobj: Any) -> int:
     return fileobj if isinstance(fileobj, int) else int(fileobj.fileno())
 
 
-def _fill(handle: asyncio.Handle, callback: Callable[..., object], args: tuple[Any, ...],
-          loop: asyncio.AbstractEventLoop, context: Context | None) -> None:
-    """``asyncio.Handle.__init__`` outside the debug mode, in one frame: every task step, future
-    callback and timer makes a handle, and asyncio's own constructors are two levels deep (issue 15)."""
-    me: Any = handle
-    me._context = copy_context() if context is None else context
-    me._loop = loop
-    me._callback = callback
-    me._args = args
-    me._cancelled = False
-    me._repr = None
-    me._source_traceback = None
+class _Deadline(float):
+    """A timer's deadline that sorts after every equal deadline set before it.
 
+    asyncio keeps its timers in a heap ordered by ``TimerHandle.__lt__``, which compares the deadlines
+    with ``<``, and it reads a deadline only as a number otherwise (``when - time()``, ``>=``). A
+    deadline that breaks ties by the order it was set in makes that heap first in, first out, with no
+    hand on asyncio's timer list: equal deadlines never tie, so the order they run in no longer
+    depends on the heap's shape. Arithmetic on it gives plain floats. That the heap compares the
+    deadlines so is asyncio's way on Python 3.11 to 3.13, not its documented interface: the test of
+    same-instant timers in tests/test_virtual_time.py fails on a Python that orders them otherwise.
+    """
 
-class _Timer(asyncio.TimerHandle):
-    """A timer that sorts by its deadline, then by the order it was set in."""
+    __slots__ = ("_key",)
+    _key: tuple[float, int]
 
-    __slots__ = ("_key", "_order")
-
-    def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...],
-                 loop: asyncio.AbstractEventLoop, context: Context | None, order: int) -> None:
-        if loop._debug:  # type: ignore[attr-defined]  # the debug mode: asyncio's own, which records the caller
-            super().__init__(when, callback, args, loop, context)
-        else:  # Handle.__init__ and TimerHandle.__init__ in one: every poll sets two timers (issue 15)
-            _fill(self, callback, args, loop, context)
-            me: Any = self
-            me._when = when
-            me._scheduled = False
-        self._order = order
-        self._key = (when, order)  # one tuple comparison in the heap (issue 15)
+    def __new__(cls, when: float, order: int) -> _Deadline:
+        deadline = float.__new__(cls, when)
+        deadline._key = (float(when), order)
+        return deadline
 
     def __lt__(self, other: object) -> bool:
-        if not isinstance(other, _Timer):
-            return NotImplemented
-        return self._key < other._key
+        try:
+            return self._key < other._key  # type: ignore[attr-defined, no-any-return]
+        except AttributeError:  # a plain number: as a float would
+            return float.__lt__(self, other)  # type: ignore[operator]
+
+
+#: asyncio's own ``call_at``, which ``VirtualEventLoop.call_at`` calls without looking it up through
+#: ``super()``: every timer of a replay is set through it
+_asyncio_call_at = asyncio.SelectorEventLoop.call_at
 
 
 class VirtualEventLoop(asyncio.SelectorEventLoop):
@@ -165,87 +153,12 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         return self.clock._us / 1_000_000  # VirtualClock.seconds, inlined: asyncio asks on every turn
 
-    def call_soon(
-        self, callback: Callable[[Unpack[Ts]], object], *args: *Ts, context: Context | None = None
-    ) -> asyncio.Handle:
-        """asyncio's ``call_soon``, step for step, but in debug mode (then asyncio's own, with its checks)."""
-        me: Any = self
-        if me._debug:
-            return super().call_soon(callback, *args, context=context)
-        if me._closed:
-            raise RuntimeError("Event loop is closed")
-        handle = asyncio.Handle.__new__(asyncio.Handle)
-        _fill(handle, callback, args, self, context)
-        me._ready.append(handle)
-        return handle
-
     def call_at(
         self, when: float, callback: Callable[[Unpack[Ts]], object], *args: *Ts, context: Context | None = None
     ) -> asyncio.TimerHandle:
-        """asyncio's ``call_at``, its timers first in, first out among equal deadlines."""
-        self._check_closed()  # type: ignore[attr-defined]
-        timer = _Timer(when, callback, args, self, context, next(self._timer_order))
-        heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
-        timer._scheduled = True  # type: ignore[attr-defined]
-        return timer
-
-    def _run_once(self) -> None:
-        """One turn of the loop: asyncio's own (``BaseEventLoop._run_once``), step for step, without what
-        a virtual loop never needs on its way: a select that cannot wait and finds no events, and the
-        debug mode's timing of each callback (issue 15: a poll is four turns); and the turns that follow
-        while callbacks are ready run here too. With real work in flight or in debug mode, asyncio's own
-        turn runs."""
-        me: Any = self  # asyncio's private state, which its own turn reads
-        if me._debug or self._virtual_selector.real_in_flight:
-            me._run_once_asyncio()
-            return
-        scheduled: list[Any] = me._scheduled
-        ready: collections.deque[Any] = me._ready
-        clock = self.clock
-        while True:
-            count = len(scheduled)
-            if count > _MIN_SCHEDULED and me._timer_cancelled_count / count > _MIN_CANCELLED_SHARE:
-                kept = []
-                for timer in scheduled:
-                    if timer._cancelled:
-                        timer._scheduled = False
-                    else:
-                        kept.append(timer)
-                heapq.heapify(kept)
-                me._scheduled = scheduled = kept
-                me._timer_cancelled_count = 0
-            else:
-                while scheduled and scheduled[0]._cancelled:
-                    me._timer_cancelled_count -= 1
-                    heapq.heappop(scheduled)._scheduled = False
-            if not ready and not me._stopping:
-                if not scheduled:  # asyncio would select with no timeout, which the virtual selector refuses
-                    self._virtual_selector.select(None)  # raises Stalled
-                # the virtual selector's select(timeout), inlined: the clock moves to the first timer
-                timeout = scheduled[0]._when - clock._us / 1_000_000
-                if timeout > 0:  # min(max(0, ...), longest) and ceil, without the calls (issue 15)
-                    us = (timeout if timeout < _LONGEST_SELECT else _LONGEST_SELECT) * 1_000_000
-                    whole = int(us)
-                    clock._us += whole + (whole < us)
-            end_time = clock._us / 1_000_000 + me._clock_resolution
-            while scheduled:
-                if scheduled[0]._when >= end_time:
-                    break
-                timer = heapq.heappop(scheduled)
-                timer._scheduled = False
-                ready.append(timer)
-            for _ in range(len(ready)):  # only what was ready at the turn's start, as asyncio's own turn
-                handle = ready.popleft()
-                if not handle._cancelled:
-                    handle._run()
-            # The next turn, with callbacks ready, would select without waiting (the clock stays) and
-            # find no events: it is this loop again, unless run_forever is to stop (its check after
-            # each turn) or real work or the debug mode now needs asyncio's own turn.
-            if not ready or me._stopping or me._debug or self._virtual_selector.real_in_flight:
-                return
-            scheduled = me._scheduled
-
-    _run_once_asyncio = asyncio.SelectorEventLoop._run_once  # type: ignore[attr-defined]
+        """asyncio's ``call_at``, its timers first in, first out among equal deadlines (``call_later``
+        and every timeout of asyncio's come through here)."""
+        return _asyncio_call_at(self, _Deadline(when, next(self._timer_order)), callback, *args, context=context)
 
     def now_ms(self) -> int:
         """Virtual ms since the loop started (:attr:`VirtualClock.ms`): what every transcript time is."""

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 import agent_cards
 from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin, ProcessResult, Timer
 from agent_cards.state import MemoryStore, ModState, Worker
@@ -114,7 +112,6 @@ def test_register_asks_for_the_measured_hooks() -> None:
     }
 
 
-@pytest.mark.asyncio
 async def test_a_taken_call_on_a_hand_written_host() -> None:
     store = MemoryStore()
     hooks = registered(store)
@@ -157,7 +154,6 @@ async def test_a_taken_call_on_a_hand_written_host() -> None:
     assert [ms for ms, _ in host.timers] == [5_000]
 
 
-@pytest.mark.asyncio
 async def test_state_is_one_serializable_value_a_host_can_keep() -> None:
     store = MemoryStore()
     hooks = registered(store)
@@ -171,7 +167,6 @@ async def _empty() -> HookResult:
     return {}
 
 
-@pytest.mark.asyncio
 async def test_a_refused_call_opens_nothing_and_a_later_spawn_of_its_id_goes_native() -> None:
     """PERM-REFUSED: the kept ``Opening`` goes with the call; no decision outlives it."""
     store = MemoryStore(ModState(interactive=True))
@@ -192,7 +187,6 @@ async def test_a_refused_call_opens_nothing_and_a_later_spawn_of_its_id_goes_nat
     assert host.runs == [] and host.toasts == [] and store.get().workers == ()
 
 
-@pytest.mark.asyncio
 async def test_taskstop_on_a_hand_written_host() -> None:
     worker = Worker("session-5-77aa", "Session 5", "Tidy", shared=True)
     store = MemoryStore(ModState(interactive=True, lich_bin="/usr/local/bin/lich", workers=(worker,)))

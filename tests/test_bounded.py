@@ -82,7 +82,7 @@ def test_a_signal_keeps_no_child_nobody_holds() -> None:
     assert held.aborted
 
 
-def test_a_timer_that_repeats_for_an_hour_keeps_only_its_live_handle() -> None:
+async def test_a_timer_that_repeats_for_an_hour_keeps_only_its_live_handle() -> None:
     """``$.clock.every(5000)`` for an hour: 720 ticks, and at any time one handle held for it."""
     ticks: list[int] = []
     held: list[int] = []
@@ -99,24 +99,18 @@ def test_a_timer_that_repeats_for_an_hour_keeps_only_its_live_handle() -> None:
     def register(on: Any) -> None:
         on("session.start", on_start)
 
-    loop = VirtualEventLoop()
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)  # tests/conftest.py: an hour costs nothing real
     world = LichWorld(LichScript())
     executor = VirtualExecutor(world, GitScript(), True, loop.now_ms)
     host = FakeClaudeCode(loop, Session(env=dict(DEFAULT_ENV)), executor, register)
-
-    async def run() -> None:
-        try:
-            await host.start_session(True)
-            for _ in range(60):
-                await asyncio.sleep(60)
-                held.append(live()["TimerHandle"])
-            await asyncio.sleep(1)  # the tick due at the hour's last instant runs
-        finally:
-            await host.close()
-
     try:
-        loop.run_until_complete(run())
+        await host.start_session(True)
+        for _ in range(60):
+            await asyncio.sleep(60)
+            held.append(live()["TimerHandle"])
+        await asyncio.sleep(1)  # the tick due at the hour's last instant runs
     finally:
-        loop.close()
+        await host.close()
     assert len(ticks) == 720 and ticks[-1] == 3_600_000
     assert max(held) <= 2, held  # the tick's next handle (and the sleep of this test)

@@ -1,12 +1,13 @@
 """The fake engine's hook chain: simulator/host/registry.py (who runs, in what order) and simulator/host/chain.py
-(``next``, budgets, fail-open), as measured on Claude Code 2.1.328: hook order, tiers, matchers, ``next``."""
+(``next``, budgets, fail-open), as measured on Claude Code 2.1.328. Every ``async def`` test runs on the
+virtual loop (tests/conftest.py): a budget of 10 s costs nothing real."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -16,23 +17,12 @@ from agent_cards_simulator.host import results
 from agent_cards_simulator.host.chain import BUDGET_MS, LINGER_MS, AbortSignal, Budget, Chain, Invocation
 from agent_cards_simulator.host.registry import TIERS, LoadError, Registry
 
-T = TypeVar("T")
-
 CALL: Event = {"tool": "Agent", "tool_use_id": "toolu_1", "description": "d", "prompt": "p"}
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run on virtual time: sleeps cost nothing real."""
-    loop = VirtualEventLoop()
-    try:
-        return loop.run_until_complete(coro)
-    finally:
-        loop.close()
 
 
 def now_ms() -> int:
     loop = asyncio.get_running_loop()
-    assert isinstance(loop, VirtualEventLoop)
+    assert isinstance(loop, VirtualEventLoop)  # the test runs on virtual time, or its times mean nothing
     return loop.now_ms()
 
 
@@ -100,25 +90,25 @@ def answering(value: Any) -> Hook:
 # --- registration: order and tiers -------------------------------------------------------------------------
 
 
-def test_tiers_run_prepend_user_inline_append_builtin_then_the_native() -> None:
+async def test_tiers_run_prepend_user_inline_append_builtin_then_the_native() -> None:
     engine = Engine()
     trail: list[str] = []
     for tier in reversed(TIERS):  # registered bottom tier first: the tier decides, not the order
         engine.on(f"p-{tier}", tier)("tool.call", passing(trail, tier))
-    answer = run(engine.dispatch())
+    answer = await engine.dispatch()
     assert trail == ["prepend", "user", "inline", "append", "builtin"]
     assert answer == {"result": "native #1", "ref": 1}
     assert TIERS == ("prepend", "user", "inline", "append", "builtin")
 
 
-def test_within_a_plugin_hooks_run_in_registration_order_matched_or_not() -> None:
+async def test_within_a_plugin_hooks_run_in_registration_order_matched_or_not() -> None:
     engine = Engine()
     trail: list[str] = []
     on = engine.on("p")
     on("tool.call", {"tool": "Agent"}, passing(trail, "matched-1"))
     on("tool.call", passing(trail, "unmatched"))
     on("tool.call", {"tool": "Agent"}, passing(trail, "matched-2"))
-    run(engine.dispatch())
+    await engine.dispatch()
     assert trail == ["matched-1", "unmatched", "matched-2"]
 
     engine = Engine()
@@ -126,17 +116,17 @@ def test_within_a_plugin_hooks_run_in_registration_order_matched_or_not() -> Non
     on = engine.on("p")
     on("tool.call", passing(trail, "unmatched"))
     on("tool.call", {"tool": "Agent"}, passing(trail, "matched"))
-    run(engine.dispatch())
+    await engine.dispatch()
     assert trail == ["unmatched", "matched"]
 
 
-def test_plugins_of_one_tier_run_in_the_order_they_registered() -> None:
+async def test_plugins_of_one_tier_run_in_the_order_they_registered() -> None:
     engine = Engine()
     trail: list[str] = []
     engine.on("first", "inline")("tool.call", passing(trail, "first"))
     engine.on("second", "inline")("tool.call", passing(trail, "second"))
     engine.on("plugin", "user")("tool.call", passing(trail, "plugin"))
-    run(engine.dispatch())
+    await engine.dispatch()
     assert trail == ["plugin", "first", "second"]
 
 
@@ -145,14 +135,14 @@ def test_an_unknown_tier_is_refused() -> None:
         Registry().on_for("p", "core")
 
 
-def test_a_hook_on_another_event_or_another_tool_does_not_run() -> None:
+async def test_a_hook_on_another_event_or_another_tool_does_not_run() -> None:
     engine = Engine()
     trail: list[str] = []
     on = engine.on("p")
     on("agent.spawn", passing(trail, "spawn"))
     on("tool.call", {"tool": "TaskStop"}, passing(trail, "taskstop"))
     on("tool.call", {"tool": "Agent"}, passing(trail, "agent"))
-    run(engine.dispatch())
+    await engine.dispatch()
     assert trail == ["agent"]
     assert engine.registry.hooks("agent.spawn") and not engine.registry.hooks("ui.render")
 
@@ -190,7 +180,7 @@ def test_dropping_a_plugin_lets_it_register_again() -> None:
 # --- matchers (the rule itself: tests/test_host_contract.py) ------------------------------------------------
 
 
-def test_matchers_choose_the_hooks_that_run() -> None:
+async def test_matchers_choose_the_hooks_that_run() -> None:
     engine = Engine()
     trail: list[str] = []
     on = engine.on("p")
@@ -198,17 +188,17 @@ def test_matchers_choose_the_hooks_that_run() -> None:
     on("tool.call", {"tool": ["Bash", "Agent"]}, passing(trail, "list"))
     on("tool.call", {"tool": "Agent", "opt": {"a": 1}}, passing(trail, "object"))
     on("tool.call", {"tool": "Bash"}, passing(trail, "scalar-miss"))
-    run(engine.dispatch({**CALL, "opt": {"a": 1, "b": 2}}))
+    await engine.dispatch({**CALL, "opt": {"a": 1, "b": 2}})
     assert trail == ["regex", "list", "object"]
     trail.clear()
-    run(engine.dispatch({**CALL, "opt": {"a": 2}}))
+    await engine.dispatch({**CALL, "opt": {"a": 2}})
     assert trail == ["regex", "list"]
 
 
 # --- next --------------------------------------------------------------------------------------------------
 
 
-def test_next_returns_what_is_beneath_exactly() -> None:
+async def test_next_returns_what_is_beneath_exactly() -> None:
     engine, seen = Engine(), []
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -217,13 +207,13 @@ def test_next_returns_what_is_beneath_exactly() -> None:
         return {"result": "mine", "beneath": beneath}
 
     engine.on("p")("tool.call", hook)
-    answer = run(engine.dispatch())
+    answer = await engine.dispatch()
     assert seen == [{"result": "native #1", "ref": 1}]
     assert answer == {"result": "mine", "beneath": {"result": "native #1", "ref": 1}}
     assert engine.reports == []
 
 
-def test_next_hands_the_hook_below_its_rewrite() -> None:
+async def test_next_hands_the_hook_below_its_rewrite() -> None:
     engine, below = Engine(), []
 
     async def top(host: Any, e: Event, next: Any) -> HookResult:
@@ -235,12 +225,12 @@ def test_next_hands_the_hook_below_its_rewrite() -> None:
 
     engine.on("a")("tool.call", top)
     engine.on("b", "append")("tool.call", low)
-    run(engine.dispatch())
+    await engine.dispatch()
     assert below[0]["prompt"] == "rewritten" and below[0]["extra"] == 1
     assert engine.bottom_calls[0][1]["prompt"] == "rewritten"
 
 
-def test_next_called_twice_runs_what_is_beneath_twice() -> None:
+async def test_next_called_twice_runs_what_is_beneath_twice() -> None:
     engine = Engine()
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -249,11 +239,11 @@ def test_next_called_twice_runs_what_is_beneath_twice() -> None:
         return {"result": [first["result"], second["result"]]}
 
     engine.on("p")("tool.call", hook)
-    assert run(engine.dispatch()) == {"result": ["native #1", "native #2"]}
+    assert await engine.dispatch() == {"result": ["native #1", "native #2"]}
     assert len(engine.bottom_calls) == 2
 
 
-def test_next_origin_is_the_engine_for_the_models_own_calls() -> None:
+async def test_next_origin_is_the_engine_for_the_models_own_calls() -> None:
     engine, seen = Engine(), []
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -261,34 +251,34 @@ def test_next_origin_is_the_engine_for_the_models_own_calls() -> None:
         return dict(await next(e))
 
     engine.on("p")("tool.call", hook)
-    run(engine.dispatch())
-    run(engine.dispatch(origin=Origin("other-plugin", "user")))
+    await engine.dispatch()
+    await engine.dispatch(origin=Origin("other-plugin", "user"))
     assert seen[0] == (ENGINE, "tool.call", False, {"ms": BUDGET_MS, "remainingMs": BUDGET_MS})
     assert seen[0][0] == Origin("engine", "core")
     assert seen[1][0] == Origin("other-plugin", "user")
 
 
-def test_next_without_the_event_fails_the_hook() -> None:
+async def test_next_without_the_event_fails_the_hook() -> None:
     engine = Engine()
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
         return dict(await next())
 
     engine.on("p")("tool.call", hook)
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert engine.reports == [f"p's tool.call hook was skipped: p: HooksError: {results.NEXT_WITHOUT_EVENT}"]
     assert len(engine.bottom_calls) == 1
 
 
 @pytest.mark.parametrize("key", ["tool", "tool_use_id", "agentId"])
-def test_a_rewrite_of_the_envelope_fails_the_hook(key: str) -> None:
+async def test_a_rewrite_of_the_envelope_fails_the_hook(key: str) -> None:
     engine = Engine()
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
         return dict(await next({**e, key: "changed"}))
 
     engine.on("p")("tool.call", hook)
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert engine.reports == [f"p's tool.call hook was skipped: p: HooksError: {results.envelope_rewrite(key)}"]
     assert engine.bottom_calls[0][1].get(key) == CALL.get(key)  # what is beneath got the call as it came
 
@@ -314,22 +304,22 @@ def raising(trail: list[str]) -> Hook:
         ("text", 'the on("tool.call") hook returned str, not an object'),
     ],
 )
-def test_a_hook_answering_nothing_or_the_wrong_shape_is_skipped(hook_answer: Any, report: str) -> None:
+async def test_a_hook_answering_nothing_or_the_wrong_shape_is_skipped(hook_answer: Any, report: str) -> None:
     engine = Engine()
     trail: list[str] = []
     engine.on("p")("tool.call", answering(hook_answer))
     engine.on("q", "append")("tool.call", passing(trail, "beneath"))
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert trail == ["beneath"]
     assert engine.reports == [f"p's tool.call hook was skipped: p: {report}"]
 
 
-def test_a_hook_that_raises_is_skipped_and_what_is_beneath_runs() -> None:
+async def test_a_hook_that_raises_is_skipped_and_what_is_beneath_runs() -> None:
     engine = Engine()
     trail: list[str] = []
     engine.on("p")("tool.call", raising(trail))
     engine.on("q", "append")("tool.call", passing(trail, "beneath"))
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert trail == ["raising", "beneath"]
     assert engine.reports == ["p's tool.call hook was skipped: p: RuntimeError: boom"]
 
@@ -349,16 +339,16 @@ def test_agent_spawn_answers(answer: Any, problem: str | None) -> None:
     assert results.shape_problem("agent.spawn", answer) == problem
 
 
-def test_valid_answers_stand_without_a_report() -> None:
+async def test_valid_answers_stand_without_a_report() -> None:
     for answer in ({"result": "x"}, {"deny": "no"}, {"result": None, "context": ["c"]}):
         engine = Engine()
         engine.on("p")("tool.call", answering(answer))
-        assert run(engine.dispatch()) == answer
+        assert await engine.dispatch() == answer
         assert engine.reports == [] and engine.bottom_calls == []
 
 
 @pytest.mark.parametrize("failure", ["raise", "none", "shape"])
-def test_a_hook_that_already_called_next_keeps_that_result_and_nothing_runs_twice(failure: str) -> None:
+async def test_a_hook_that_already_called_next_keeps_that_result_and_nothing_runs_twice(failure: str) -> None:
     engine = Engine()
     trail: list[str] = []
 
@@ -370,7 +360,7 @@ def test_a_hook_that_already_called_next_keeps_that_result_and_nothing_runs_twic
 
     engine.on("p")("tool.call", hook)
     engine.on("q", "append")("tool.call", passing(trail, "beneath"))
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert trail == ["beneath"]
     assert len(engine.bottom_calls) == 1
     assert engine.bottom_calls[0][1]["prompt"] == "rewritten"  # the hook's rewrite stands too
@@ -388,46 +378,40 @@ def sleeping(ms: float, then: Callable[[Event, Any], Awaitable[Any]] | None = No
     return hook
 
 
-def test_a_hook_within_its_budget_stands() -> None:
+async def test_a_hook_within_its_budget_stands() -> None:
     engine = Engine()
     engine.on("p")("tool.call", sleeping(BUDGET_MS - 100))
-    assert run(engine.dispatch()) == {"result": "late"}
+    assert await engine.dispatch() == {"result": "late"}
     assert engine.reports == []
 
 
-def test_a_hook_that_overruns_its_budget_is_skipped_at_10_s() -> None:
+async def test_a_hook_that_overruns_its_budget_is_skipped_at_10_s() -> None:
     engine = Engine()
     engine.on("p")("tool.call", sleeping(BUDGET_MS + 2_000))  # done before its linger ends
 
-    async def scenario() -> HookResult:
-        answer = await engine.dispatch()
-        assert engine.invocations[0].signal.aborted  # the overrun hook's signal is aborted
-        assert not engine.invocations[0].finished  # it is not stopped: it lingers
-        assert engine.chain.lingering
-        await asyncio.sleep(10)
-        return answer
-
-    assert run(scenario()) == {"result": "native #1", "ref": 1}
+    answer = await engine.dispatch()
+    assert engine.invocations[0].signal.aborted  # the overrun hook's signal is aborted
+    assert not engine.invocations[0].finished  # it is not stopped: it lingers
+    assert engine.chain.lingering
+    await asyncio.sleep(10)
+    assert answer == {"result": "native #1", "ref": 1}
     assert engine.bottom_calls[0][0] == pytest.approx(BUDGET_MS)
     assert engine.reports == [f"p's tool.call hook was skipped: p: exceeded {BUDGET_MS}ms budget"]
     assert engine.invocations[0].finished and not engine.chain.lingering
 
 
-def test_a_hook_still_running_after_its_linger_is_reported() -> None:
+async def test_a_hook_still_running_after_its_linger_is_reported() -> None:
     engine = Engine()
     engine.on("p")("tool.call", sleeping(BUDGET_MS + LINGER_MS + 10_000))
 
-    async def scenario() -> None:
-        await engine.dispatch()
-        await asyncio.sleep((LINGER_MS + 20_000) / 1000)
-
-    run(scenario())
+    await engine.dispatch()
+    await asyncio.sleep((LINGER_MS + 20_000) / 1000)
     assert engine.reports[0] == f"p's tool.call hook was skipped: p: exceeded {BUDGET_MS}ms budget"
     assert engine.reports[1].startswith(f"hook overran: p: still running {LINGER_MS}ms after its budget ran out")
     assert len(engine.reports) == 2
 
 
-def test_an_overrun_after_next_keeps_its_result_and_nothing_runs_twice() -> None:
+async def test_an_overrun_after_next_keeps_its_result_and_nothing_runs_twice() -> None:
     engine = Engine()
     trail: list[str] = []
 
@@ -438,12 +422,12 @@ def test_an_overrun_after_next_keeps_its_result_and_nothing_runs_twice() -> None
 
     engine.on("p")("tool.call", sleeping(6_000, then))
     engine.on("q", "append")("tool.call", passing(trail, "beneath"))
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert trail == ["beneath"] and len(engine.bottom_calls) == 1
     assert engine.reports == [f"p's tool.call hook was skipped: p: exceeded {BUDGET_MS}ms budget"]
 
 
-def test_the_budget_stands_still_while_next_is_in_flight() -> None:
+async def test_the_budget_stands_still_while_next_is_in_flight() -> None:
     engine, remaining = Engine(), []
     engine.bottom_ms = 60_000  # what is beneath takes a minute
 
@@ -456,18 +440,14 @@ def test_the_budget_stands_still_while_next_is_in_flight() -> None:
 
     engine.on("p")("tool.call", hook)
 
-    async def scenario() -> tuple[HookResult, int]:
-        answer = await engine.dispatch()
-        return answer, now_ms()
-
-    answer, ended = run(scenario())
+    answer = await engine.dispatch()
     assert answer == {"result": "native #1", "ref": 1}
     assert engine.reports == []
-    assert ended == pytest.approx(68_000)
+    assert now_ms() == pytest.approx(68_000)
     assert remaining[0] == pytest.approx(6_000)
 
 
-def test_host_calls_pause_the_budget() -> None:
+async def test_host_calls_pause_the_budget() -> None:
     engine = Engine()
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -477,11 +457,11 @@ def test_host_calls_pause_the_budget() -> None:
         return {"result": "in time"}
 
     engine.on("p")("tool.call", hook)
-    assert run(engine.dispatch()) == {"result": "in time"}
+    assert await engine.dispatch() == {"result": "in time"}
     assert engine.reports == []
 
 
-def test_host_calls_pause_the_budget_but_own_time_still_runs_out() -> None:
+async def test_host_calls_pause_the_budget_but_own_time_still_runs_out() -> None:
     engine = Engine()
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -491,12 +471,12 @@ def test_host_calls_pause_the_budget_but_own_time_still_runs_out() -> None:
         return {"result": "late"}
 
     engine.on("p")("tool.call", hook)
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert engine.bottom_calls[0][0] == pytest.approx(70_000)
     assert engine.reports == [f"p's tool.call hook was skipped: p: exceeded {BUDGET_MS}ms budget"]
 
 
-def test_each_hook_has_a_budget_of_its_own() -> None:
+async def test_each_hook_has_a_budget_of_its_own() -> None:
     engine = Engine()
 
     async def slow_top(host: Any, e: Event, next: Any) -> HookResult:
@@ -505,7 +485,7 @@ def test_each_hook_has_a_budget_of_its_own() -> None:
 
     engine.on("p")("tool.call", slow_top)
     engine.on("q", "append")("tool.call", sleeping(8_000, lambda e, next: next(e)))
-    assert run(engine.dispatch()) == {"result": "native #1", "ref": 1}
+    assert await engine.dispatch() == {"result": "native #1", "ref": 1}
     assert engine.reports == []
     assert engine.bottom_calls[0][0] == pytest.approx(16_000)
 
@@ -513,7 +493,7 @@ def test_each_hook_has_a_budget_of_its_own() -> None:
 # --- the abort signal and the budget object ---------------------------------------------------------------
 
 
-def test_an_aborted_turn_aborts_its_hooks_signals() -> None:
+async def test_an_aborted_turn_aborts_its_hooks_signals() -> None:
     engine, signals = Engine(), []
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -524,11 +504,8 @@ def test_an_aborted_turn_aborts_its_hooks_signals() -> None:
     engine.on("p")("tool.call", hook)
     turn = AbortSignal()
 
-    async def scenario() -> HookResult:
-        asyncio.get_running_loop().call_later(3, turn.abort)
-        return await engine.dispatch(signal=turn)
-
-    assert run(scenario()) == {"result": "aborted"}
+    asyncio.get_running_loop().call_later(3, turn.abort)
+    assert await engine.dispatch(signal=turn) == {"result": "aborted"}
     assert signals[0].aborted and turn.aborted
 
 

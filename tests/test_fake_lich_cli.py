@@ -1,4 +1,5 @@
-"""``fake-lich``, the fake lich as a real program: every test here runs it as a real process."""
+"""``fake-lich``, the fake lich as a real program: every test here runs it as a real process, but the one
+that reads its wall clock, frozen (freezegun) in this process."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from freezegun import freeze_time
 
 import agent_cards_simulator
 from agent_cards.bridge.lifetime import alive
 from agent_cards_simulator.lich.install import fake_lich_program
-from agent_cards_simulator.lich.program import STATE_ENV, State, create_state, transact
+from agent_cards_simulator.lich.program import NOW_ENV, STATE_ENV, State, create_state, run_command, transact
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript, StopScript
 from agent_cards_simulator.lich.world import LichWorld
 
@@ -155,13 +158,18 @@ def test_the_command_name_defaults_to_how_it_was_called(program: str, tmp_path: 
     assert [s.bin for s in world_of(state).sessions] == [program, BIN]  # the nudge note names it
 
 
-def test_without_a_virtual_clock_lich_time_is_real_ms_since_the_state_was_made(program: str, tmp_path: Path) -> None:
-    made = time.time()
-    state = create_state(tmp_path / "lich", LichScript())
-    run(program, *OPEN, state=state)
-    elapsed_ms = (time.time() - made) * 1000
-    opened_at = world_of(state).sessions[0].opened_at
-    assert 0 <= opened_at <= elapsed_ms + 1
+def test_without_a_virtual_clock_lich_time_is_real_ms_since_the_state_was_made(tmp_path: Path) -> None:
+    """What the program answers a call with (``run_command``, in this process): with no FAKE_LICH_NOW_MS, the
+    wall clock's ms since the state was made, read here from a frozen clock moved by hand."""
+    # 2**30 s after the epoch: there freezegun's float seconds, times 1e9, are these whole ms exactly
+    with freeze_time(datetime.fromtimestamp(2**30, UTC)) as clock:
+        state = create_state(tmp_path / "lich", LichScript())
+        clock.tick(timedelta(milliseconds=1250))
+        env = {k: v for k, v in _env({**SESSION, STATE_ENV: state}).items() if k != NOW_ENV}
+        run_command([BIN, *OPEN], env)
+        clock.tick(timedelta(milliseconds=750))
+        run_command([BIN, *OPEN], env)
+    assert [s.opened_at for s in world_of(state).sessions] == [1250, 2000]
 
 
 @pytest.mark.parametrize("count", [8, 32])

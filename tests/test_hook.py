@@ -7,15 +7,17 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from freezegun import freeze_time
 
 from agent_cards import hook, lich_calls, rules, taken
 from agent_cards.engine import ENGINE, Event, HookResult, Origin, ProcessError, ProcessResult
-from agent_cards.filestore import FileStore, prune, session_file
+from agent_cards.filestore import STALE_SECONDS, FileStore, prune, session_file
 from agent_cards.mod import AgentCards
 from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import AGENT, agent_text, person_text
@@ -205,14 +207,19 @@ def test_a_state_file_it_cannot_read_is_the_empty_state(tmp_path: Path, junk: st
 
 
 def test_prune_drops_long_untouched_sessions_only(tmp_path: Path) -> None:
+    """Ages by the wall clock (frozen here): a session none of whose files changed for STALE_SECONDS goes."""
     folder = tmp_path / "sessions"
     folder.mkdir()
     old, fresh, kept = folder / "old.json", folder / "fresh.json", folder / "kept.json"
     for path in (old, folder / "old.json.lock", fresh, folder / "fresh.json.lock", kept):
         path.write_text("{}")
-    for path in (old, folder / "old.json.lock", folder / "fresh.json.lock", kept):
-        os.utime(path, (0, 0))  # a lock keeps its creation time; its session's file is what counts
-    prune(str(tmp_path), str(kept), now=40 * 24 * 3600)
+    with freeze_time("2026-06-01 12:00:00"):
+        now = time.time()
+        for path in (old, folder / "old.json.lock", folder / "fresh.json.lock", kept):
+            # a lock keeps its creation time; its session's file is what counts
+            os.utime(path, (now - STALE_SECONDS - 1, now - STALE_SECONDS - 1))
+        os.utime(fresh, (now - STALE_SECONDS + 1, now - STALE_SECONDS + 1))
+        prune(str(tmp_path), str(kept))
     assert sorted(p.name for p in folder.iterdir()) == ["fresh.json", "fresh.json.lock", "kept.json"]
 
 
@@ -593,8 +600,9 @@ def _scripted(status: str, runs: list[tuple[list[str], int]], stop_exit: int = 0
 
 
 @pytest.fixture
-def decisions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every decision the core gives, whichever host asked; the hook's clock reads 0, as the mod's host."""
+def decisions(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Every decision the core gives, whichever host asked; the hook's clock stands still, as the mod's host's
+    (which reads 0): frozen at the epoch, where freezegun's monotonic clock reads 0 too."""
     seen: list[object] = []
 
     def recording(decide: Callable[..., object]) -> Callable[..., object]:
@@ -606,8 +614,8 @@ def decisions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
     monkeypatch.setattr(taken.Opening, "decide", recording(taken.Opening.decide))
     monkeypatch.setattr(taken.TakenStop, "decide", recording(taken.TakenStop.decide))
-    monkeypatch.setattr(hook, "_now_ms", lambda: 0)
-    return seen
+    with freeze_time("1970-01-01 00:00:00"):
+        yield seen
 
 
 def _mod_answer(e: Event, values: Mapping[str, str], run: hook.Runner) -> HookResult:

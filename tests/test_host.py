@@ -6,14 +6,15 @@ The pipeline of an Agent call: tool.call hooks → permission check → agent.sp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 import agent_cards
 from agent_cards.engine import Event, HookResult, ProcessError
+from agent_cards.record import Record, field
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Register, Session
@@ -29,37 +30,28 @@ AGENT = {"description": "Fix the auth flow", "prompt": "Fix the login form"}
 OPEN_ARGV = [BIN, "open", "--kind", "claude", "--subagent", "--prompt", "Fix the login form", "--json"]
 
 
-def replay(
-    body: Callable[[FakeClaudeCode], Awaitable[None]],
-    register: Register = agent_cards.register,
-    script: LichScript | None = None,
-) -> FakeClaudeCode:
-    """Build the host as the replay does, run ``body`` on virtual time, close the host."""
-    loop = VirtualEventLoop()
+@contextlib.asynccontextmanager
+async def fake_host(register: Register = agent_cards.register,
+                    script: LichScript | None = None) -> AsyncIterator[FakeClaudeCode]:
+    """The host as the replay builds it, on the test's virtual loop, for the block; closed after it, once the
+    footer redraws that are due have landed (as at a scenario's end)."""
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)  # tests/conftest.py: every async test runs on virtual time
     world = LichWorld(script or LichScript())
     executor = VirtualExecutor(world, GitScript(), True, loop.now_ms)
     host = FakeClaudeCode(loop, Session(env=dict(DEFAULT_ENV)), executor, register)
-
-    async def run() -> None:
-        try:
-            await body(host)
-            await host.settle()  # footer redraws that are due land, as at a scenario's end
-        finally:
-            await host.close()
-
     try:
-        loop.run_until_complete(run())
+        yield host
+        await host.settle()
     finally:
-        loop.close()
-    return host
+        await host.close()
 
 
 def kinds(host: FakeClaudeCode) -> list[str]:
     return [e["kind"] for e in host.transcript.events]
 
 
-@dataclass
-class Spy:
+class Spy(Record):
     """A tiny test mod: records what its hooks saw; each hook passes the event on (``next``)."""
 
     spawns: list[Event] = field(default_factory=list)
@@ -102,14 +94,12 @@ def spy_register(spy: Spy) -> Register:
         (PermissionVerdict("hook-deny"), "hook", results.hook_error("Blocked by hook")),
     ],
 )
-def test_permission_outcomes(permission: PermissionVerdict, via: str, refusal: str | None) -> None:
+async def test_permission_outcomes(permission: PermissionVerdict, via: str, refusal: str | None) -> None:
     spy = Spy()
     answers: list[dict[str, Any]] = []
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(spy_register(spy)) as host:
         answers.append(await host.call("Agent", dict(AGENT), "toolu_1", permission=permission))
-
-    host = replay(body, spy_register(spy))
     (checked,) = host.transcript.of("permission")
     assert checked["via"] == via
     assert len(spy.calls) == 1  # tool.call hooks run before the permission check, whatever it says
@@ -126,15 +116,13 @@ def test_permission_outcomes(permission: PermissionVerdict, via: str, refusal: s
 
 
 @pytest.mark.parametrize("isolation", [None, "worktree"])
-def test_a_refused_call_opens_nothing_in_lich(isolation: str | None) -> None:
+async def test_a_refused_call_opens_nothing_in_lich(isolation: str | None) -> None:
     """PERM-REFUSED with the real mod: no lich process runs (only git, for an isolated call)."""
     tool_input = dict(AGENT, isolation=isolation) if isolation else dict(AGENT)
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host() as host:
         await host.start_session(True)
         await host.call("Agent", tool_input, "toolu_1", permission=PermissionVerdict("ask", answer=False))
-
-    host = replay(body)
     runs = [e["argv"] for e in host.transcript.of("run")]
     assert runs == ([["git", "branch", "--show-current"]] if isolation else [])
     assert host.transcript.of("spawn") == []
@@ -144,13 +132,11 @@ def test_a_refused_call_opens_nothing_in_lich(isolation: str | None) -> None:
 # --- agent.spawn ----------------------------------------------------------------------------------------------
 
 
-def test_a_deny_at_agent_spawn_is_the_agent_tools_error() -> None:
+async def test_a_deny_at_agent_spawn_is_the_agent_tools_error() -> None:
     spy = Spy(spawn_answer={"deny": "not here"})
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(spy_register(spy)) as host:
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    host = replay(body, spy_register(spy))
     (answer,) = host.transcript.of("answer")
     assert answer["error"] == results.spawn_denied("not here") == "Subagent spawn denied by a plugin: not here"
     assert "result" not in answer
@@ -158,13 +144,11 @@ def test_a_deny_at_agent_spawn_is_the_agent_tools_error() -> None:
     assert host.transcript.of("native") == []  # no native agent
 
 
-def test_the_spawn_event_carries_the_call() -> None:
+async def test_the_spawn_event_carries_the_call() -> None:
     spy = Spy()
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(spy_register(spy)) as host:
         await host.call("Agent", dict(AGENT, model="haiku"), "toolu_7")
-
-    replay(body, spy_register(spy))
     (spawn,) = spy.spawns
     assert spawn["tool_use_id"] == "toolu_7"
     assert (spawn["description"], spawn["prompt"], spawn["model"]) == (AGENT["description"], AGENT["prompt"], "haiku")
@@ -173,14 +157,12 @@ def test_the_spawn_event_carries_the_call() -> None:
     assert spawn["background"] is True and "parentAgentId" not in spawn and "isolation" not in spawn
 
 
-def test_the_real_mod_answers_with_lichs_outcome_instead_of_the_spawn_error() -> None:
+async def test_the_real_mod_answers_with_lichs_outcome_instead_of_the_spawn_error() -> None:
     """PERM-DENY-SPAWN: the mod denies the spawn, then replaces the error with the answer it parked."""
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host() as host:
         await host.start_session(True)
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    host = replay(body)
     (spawn,) = host.transcript.of("spawn")
     assert isinstance(spawn["answer"].get("deny"), str)
     (answer,) = host.transcript.of("answer")
@@ -190,13 +172,11 @@ def test_the_real_mod_answers_with_lichs_outcome_instead_of_the_spawn_error() ->
     assert host.transcript.of("native") == []
 
 
-def test_an_unknown_agent_type_keeps_claude_codes_own_error_and_spawns_nothing() -> None:
+async def test_an_unknown_agent_type_keeps_claude_codes_own_error_and_spawns_nothing() -> None:
     spy = Spy()
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(spy_register(spy)) as host:
         await host.call("Agent", dict(AGENT, subagent_type="nobody"), "toolu_1")
-
-    host = replay(body, spy_register(spy))
     assert host.transcript.of("answer")[0]["error"].startswith("Agent type 'nobody' not found.")
     assert spy.spawns == []
 
@@ -204,8 +184,7 @@ def test_an_unknown_agent_type_keeps_claude_codes_own_error_and_spawns_nothing()
 # --- Esc --------------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Opener:
+class Opener(Record):
     """A test mod whose Agent hook runs ``lich open`` itself and answers with how it ended."""
 
     signals: list[Any] = field(default_factory=list)
@@ -223,19 +202,17 @@ class Opener:
         return self
 
 
-def test_esc_answers_the_call_with_the_engines_rejection_and_the_hook_goes_on() -> None:
+async def test_esc_answers_the_call_with_the_engines_rejection_and_the_hook_goes_on() -> None:
     """2.1.328 through the bridge: the model reads the engine's rejection at once; the hook's signal is
     aborted, its run is not cut off, and what it returns later is dropped."""
     opener = Opener()
     answers: list[dict[str, Any]] = []
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(opener.register, LichScript(opens=(OpenScript(hang=True), OpenScript(ms=500)))) as host:
         host.loop.call_later(3, host.esc)  # while the open (which hangs) runs
         answers.append(await host.call("Agent", dict(AGENT), "toolu_1"))
         answers.append(await host.call("Agent", dict(AGENT), "toolu_2"))
         await asyncio.sleep(200)  # the first open runs on to its own timeout
-
-    host = replay(body, opener.register, LichScript(opens=(OpenScript(hang=True), OpenScript(ms=500))))
     assert answers[0]["error"] == results.USER_REJECTED
     assert answers[0]["t"] == 3000
     assert opener.signals[0].aborted
@@ -247,22 +224,20 @@ def test_esc_answers_the_call_with_the_engines_rejection_and_the_hook_goes_on() 
     assert len(host.transcript.of("answer")) == 2  # the hook's late answer reached nobody
 
 
-def test_without_esc_a_hanging_open_times_out_and_the_budget_stood_still() -> None:
+async def test_without_esc_a_hanging_open_times_out_and_the_budget_stood_still() -> None:
     """The hook waited two minutes on a host call: no budget overrun, no report."""
     opener = Opener()
     answers: list[dict[str, Any]] = []
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(opener.register, LichScript(opens=(OpenScript(hang=True),))) as host:
         answers.append(await host.call("Agent", dict(AGENT), "toolu_1"))
-
-    host = replay(body, opener.register, LichScript(opens=(OpenScript(hang=True),)))
     assert answers[0]["deny"] == "timeout: $.process.run(lich) aborted: still running after 120000ms"
     assert answers[0]["t"] == 120_000
     assert host.transcript.of("report") == []
     assert not opener.signals[0].aborted
 
 
-def test_a_hook_that_overruns_on_its_own_time_is_reported_and_skipped() -> None:
+async def test_a_hook_that_overruns_on_its_own_time_is_reported_and_skipped() -> None:
     async def slow(host: Any, e: Event, next: Any) -> HookResult:
         await asyncio.sleep(11)
         return {"deny": "too late"}
@@ -270,10 +245,8 @@ def test_a_hook_that_overruns_on_its_own_time_is_reported_and_skipped() -> None:
     def register(on: Any) -> None:
         on("tool.call", {"tool": "Agent"}, slow)
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(register) as host:
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    host = replay(body, register)
     (report,) = host.transcript.of("report")
     assert report["text"] == f"{MOD_PLUGIN}'s tool.call hook was skipped: {MOD_PLUGIN}: exceeded 10000ms budget"
     assert report["t"] == 10_000
@@ -285,8 +258,7 @@ def test_a_hook_that_overruns_on_its_own_time_is_reported_and_skipped() -> None:
 # --- reload ---------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Ticker:
+class Ticker(Record):
     """One instance per load of the test module: its hook arms an ``every`` and an ``after`` timer."""
 
     calls: list[str] = field(default_factory=list)
@@ -308,7 +280,7 @@ class Ticker:
         return dict(await next(e))
 
 
-def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
+async def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
     loads: list[Ticker] = []
 
     def register(on: Any) -> Ticker:
@@ -316,15 +288,13 @@ def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
         on("tool.call", {"tool": "Agent"}, loads[-1].on_call)
         return loads[-1]
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(register) as host:
         await host.call("Agent", dict(AGENT), "toolu_1")
         await asyncio.sleep(3.5)
         await host.reload()
         await asyncio.sleep(10)
         await host.call("Agent", dict(AGENT), "toolu_2")
         await asyncio.sleep(1.5)
-
-    host = replay(body, register)
     old, new = loads
     assert old.calls == ["toolu_1"] and new.calls == ["toolu_2"]
     assert old.ticks == [1000, 2000, 3000]  # stopped at the reload (t=3500)
@@ -334,23 +304,21 @@ def test_reload_drops_the_old_modules_hooks_and_timers() -> None:
     assert host.transcript.of("reload")[0]["t"] == 3500
 
 
-def test_the_real_mod_reloads_without_registering_twice() -> None:
-    async def body(host: FakeClaudeCode) -> None:
+async def test_the_real_mod_reloads_without_registering_twice() -> None:
+    async with fake_host() as host:
         first = host.mod
         await host.reload()
         await host.reload()
         assert host.mod is not first
-
-    host = replay(body)
     spawn_hooks = host.registry.chain("agent.spawn", {"tool_use_id": "x"})
     assert [r.plugin for r in spawn_hooks] == [MOD_PLUGIN]
 
 
-def test_reload_raises_session_start_again_for_the_reloaded_module_only() -> None:
+async def test_reload_raises_session_start_again_for_the_reloaded_module_only() -> None:
     """2.1.328: the fresh module hears session.start again, so the next call is taken; other modules do not."""
     others: list[Event] = []
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host() as host:
         async def other(_: Any, e: Event, next: Any) -> HookResult:
             others.append(e)
             return dict(await next(e))
@@ -359,20 +327,16 @@ def test_reload_raises_session_start_again_for_the_reloaded_module_only() -> Non
         await host.start_session(True)
         await host.reload()
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    host = replay(body)
     assert [e["interactive"] for e in host.transcript.of("session.start")] == [True, True]
     assert len(others) == 1
     assert host.transcript.of("native") == []
     assert host.transcript.of("run")[0]["argv"][1] == "open"
 
 
-def test_a_reload_before_any_session_start_raises_none() -> None:
-    async def body(host: FakeClaudeCode) -> None:
+async def test_a_reload_before_any_session_start_raises_none() -> None:
+    async with fake_host() as host:
         await host.reload()
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    host = replay(body)
     assert host.transcript.of("session.start") == []
     assert host.transcript.of("native")[0]["tool"] == "Agent"
 
@@ -380,13 +344,11 @@ def test_a_reload_before_any_session_start_raises_none() -> None:
 # --- workflows ---------------------------------------------------------------------------------------------------
 
 
-def test_workflow_steps_raise_agent_spawn_without_tool_call() -> None:
+async def test_workflow_steps_raise_agent_spawn_without_tool_call() -> None:
     spy = Spy()
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(spy_register(spy)) as host:
         await host.workflow_step("Step one", "Do step one")
-
-    host = replay(body, spy_register(spy))
     assert spy.calls == []
     (spawn,) = spy.spawns
     assert spawn["workflow"] == {"runId": "run_1", "agentIndex": 1}
@@ -394,12 +356,10 @@ def test_workflow_steps_raise_agent_spawn_without_tool_call() -> None:
     assert kinds(host) == ["native", "spawn"]
 
 
-def test_workflow_steps_stay_native_under_the_real_mod() -> None:
-    async def body(host: FakeClaudeCode) -> None:
+async def test_workflow_steps_stay_native_under_the_real_mod() -> None:
+    async with fake_host() as host:
         await host.start_session(True)
         await host.workflow_step("Step one", "Do step one")
-
-    host = replay(body)
     assert host.transcript.of("run") == []
     assert host.transcript.of("call") == []
     assert "agentId" in host.transcript.of("spawn")[0]["answer"]
@@ -408,7 +368,7 @@ def test_workflow_steps_stay_native_under_the_real_mod() -> None:
 # --- the host a hook sees -------------------------------------------------------------------------------------
 
 
-def test_the_bound_host_reads_env_toasts_and_tells_time() -> None:
+async def test_the_bound_host_reads_env_toasts_and_tells_time() -> None:
     seen: list[Any] = []
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -420,16 +380,14 @@ def test_the_bound_host_reads_env_toasts_and_tells_time() -> None:
     def register(on: Any) -> None:
         on("tool.call", {"tool": "Agent"}, hook)
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(register) as host:
         await asyncio.sleep(1)
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    host = replay(body, register)
     assert seen == [BIN, None, 3000]
     assert host.transcript.of("toast") == [{"t": 3000, "kind": "toast", "text": "hello"}]
 
 
-def test_a_host_check_refuses_a_bad_argv() -> None:
+async def test_a_host_check_refuses_a_bad_argv() -> None:
     errors: list[str] = []
 
     async def hook(host: Any, e: Event, next: Any) -> HookResult:
@@ -443,8 +401,6 @@ def test_a_host_check_refuses_a_bad_argv() -> None:
     def register(on: Any) -> None:
         on("tool.call", {"tool": "Agent"}, hook)
 
-    async def body(host: FakeClaudeCode) -> None:
+    async with fake_host(register) as host:
         await host.call("Agent", dict(AGENT), "toolu_1")
-
-    replay(body, register)
     assert errors == ["host", "host", "host", "host"]

@@ -102,7 +102,7 @@ def test_a_hung_lich_is_killed_for_real_with_its_child(text: str) -> None:
     assert_same(result, replay(scenario))
 
 
-def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
+async def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
     """A hung call still waiting when the scenario is torn down is killed by the cleanup."""
     import asyncio
 
@@ -111,22 +111,16 @@ def test_a_lich_left_running_is_stopped_with_the_replay() -> None:
     from agent_cards_simulator.lich.world import LichWorld
 
     scenario = scratch(HANG)
-    loop = VirtualEventLoop()
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)  # tests/conftest.py
     with ProcessRuns() as runs:
         executor = runs(scenario, LichWorld(scenario.lich), loop)
-
-        async def start_and_leave() -> None:
-            argv = ["/opt/lich/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", "p", "--json"]
-            call = asyncio.ensure_future(executor.execute(argv, scenario.env, 120_000, AbortSignal()))
-            await asyncio.sleep(1)  # virtual: the call hangs on
-            assert not call.done()
-            call.cancel()
-            await asyncio.gather(call, return_exceptions=True)
-
-        try:
-            loop.run_until_complete(start_and_leave())
-        finally:
-            loop.close()
+        argv = ["/opt/lich/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", "p", "--json"]
+        call = asyncio.ensure_future(executor.execute(argv, scenario.env, 120_000, AbortSignal()))
+        await asyncio.sleep(1)  # virtual: the call hangs on
+        assert not call.done()
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
         (hung,) = executor.hung
     assert hung.child is not None and gone(hung.pid) and gone(hung.child)
 

@@ -13,6 +13,7 @@ import time
 import pytest
 from freezegun import freeze_time
 
+from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.scenario.reader import read
 from agent_cards_simulator.scenario.replay import replay
 
@@ -45,18 +46,14 @@ def test_an_hour_of_virtual_time_under_a_frozen_wall_clock(monkeypatch: pytest.M
     assert all(b - a == 5_000 for a, b in itertools.pairwise(reads))
 
 
-def test_timers_due_at_the_same_instant_run_in_the_order_set() -> None:
+async def test_timers_due_at_the_same_instant_run_in_the_order_set() -> None:
     """First in, first out among equal deadlines, whatever other timers are set in between."""
-    from agent_cards_simulator.clock import VirtualEventLoop
-
-    loop = VirtualEventLoop()
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)  # tests/conftest.py
     fired: list[object] = []
-    try:
-        for n in range(8):
-            loop.call_later(1.0, fired.append, n)
-            loop.call_later(0.5 + n / 100, lambda: None)  # others in between reshape the heap
-            loop.call_later(2.0, fired.append, f"late {n}")
-        loop.run_until_complete(asyncio.sleep(3))
-    finally:
-        loop.close()
+    for n in range(8):
+        loop.call_later(1.0, fired.append, n)
+        loop.call_later(0.5 + n / 100, lambda: None)  # others in between reshape the heap
+        loop.call_later(2.0, fired.append, f"late {n}")
+    await asyncio.sleep(3)
     assert fired == [*range(8), *(f"late {n}" for n in range(8))]

@@ -228,8 +228,9 @@ def describe(data: dict[str, Any]) -> str:
 
 # -- the second plan: after the open ------------------------------------------------------------------
 
-#: An opener nested ``n`` deep and what closes one level: a nest deeper than ``json`` goes (about 1,000)
-#: raises ``RecursionError``, not ``ValueError``.
+#: An opener nested ``n`` deep and what closes one level: a nest deeper than ``json`` goes raises
+#: ``RecursionError``, not ``ValueError``: from about 1,000 levels on Python 3.11 (the recursion limit),
+#: 1,500 on 3.12 and 10,000 on 3.13 (the C recursion limit), each among the depths ``_DEEP`` lists.
 _NESTS = {"[": "]", '{"a":': "}", '[{"name":': "}]", '{"sessions":': "}", '{"delivery":': "}"}
 #: The fake lich cuts an output at 4 MiB: padding around this size is valid JSON below it and cut above.
 _FOUR_MIB = 4 << 20
