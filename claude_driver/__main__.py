@@ -1,6 +1,6 @@
-"""``python -m agent_cards_claude_driver validate [--strict] PLUGIN_DIR``: validate a plugin with the pinned CLI.
+"""``python -m agent_cards_claude_driver validate [--strict] PLUGIN_DIR``: validate a plugin with the real CLI.
 
-The CLI is installed once, into a cache.
+The CLI is the pinned build unless ``AGENT_CARDS_CLAUDE`` names another; it is installed once, into a cache.
 
 HOME is a scratch folder and the guard variables are set, as for every run of the real CLI here.
 """
@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_cards_claude_driver.install import CLAUDE_VERSION, ensure_claude
+from agent_cards_claude_driver.install import choice, ensure_claude
 from agent_cards_claude_driver.runs import run_validate
 
 
@@ -26,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         claude = ensure_claude()
     except Exception as error:  # no npm, no registry: say so in one line
-        print(f"claude_driver: cannot install Claude Code {CLAUDE_VERSION}: {error}", file=sys.stderr)
+        print(f"claude_driver: cannot install Claude Code {choice()}: {error}", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="agent-cards-validate-") as scratch:
         run = run_validate(claude, Path(args[1]).resolve(), Path(scratch) / "home", strict=strict)

@@ -1,4 +1,10 @@
-"""The pinned Claude Code CLI: installed once from npm into a cache, and the guarded environment of every run.
+"""The Claude Code CLI that runs: the pinned build unless asked for another, installed once from npm into a
+cache, and the guarded environment of every run.
+
+Which build runs is one choice, :data:`CHOICE_ENV` (``AGENT_CARDS_CLAUDE``): unset or empty is the pinned
+:data:`CLAUDE_VERSION`; a version (``2.1.332``) or a dist-tag (``latest``, resolved once through the
+registry) is installed into its own cache folder; a path to a ``claude`` binary is used as it is, never
+installed over.
 
 Every run gets a cleared environment (only the variables :func:`guard_env` builds): no auto-update, no
 telemetry, proxies pointed at a dead local port, so the CLI stays offline and never changes the machine.
@@ -10,13 +16,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Protocol
 
-CLAUDE_VERSION = "2.1.328"
+CLAUDE_VERSION = "2.1.328"  # the pinned build: what the fake host models and the suite runs by default
+CHOICE_ENV = "AGENT_CARDS_CLAUDE"
 PACKAGE = "@anthropic-ai/claude-code"
 AUTH_TOKEN = "fake-e2e-token"
 DEAD_PROXY = "http://127.0.0.1:9"
@@ -28,34 +37,106 @@ class HasBaseUrl(Protocol):
     def base_url(self) -> str: ...
 
 
+# -- which build ------------------------------------------------------------------
+
+_VERSION = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?")
+_TAG = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def choice(env: Mapping[str, str] | None = None) -> str:
+    """What the person asked for: a version, a dist-tag or a path; the pinned version when nothing."""
+    return (os.environ if env is None else env).get(CHOICE_ENV, "").strip() or CLAUDE_VERSION
+
+
+def is_path_choice(chosen: str) -> bool:
+    return "/" in chosen or chosen.startswith("~")
+
+
+def check_choice(chosen: str) -> str | None:
+    """One line saying why ``chosen`` names no build, or None when it does (nothing is run or fetched)."""
+    if is_path_choice(chosen):
+        path = Path(chosen).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            return f"{CHOICE_ENV}={chosen}: not an executable file"
+        return None
+    if _VERSION.fullmatch(chosen) or _TAG.fullmatch(chosen):
+        return None
+    return f"{CHOICE_ENV}={chosen}: not a version (2.1.332), a dist-tag (latest) or a path to claude"
+
+
+@cache
+def resolve_version(chosen: str) -> str:
+    """The version ``chosen`` stands for: a version as it is, a dist-tag asked of the registry, a path's own
+    ``--version``."""
+    problem = check_choice(chosen)
+    if problem:
+        raise RuntimeError(problem)
+    if _VERSION.fullmatch(chosen):
+        return chosen
+    if is_path_choice(chosen):
+        argv = [str(Path(chosen).expanduser()), "--version"]
+    else:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError(f"npm is not on PATH; cannot resolve {PACKAGE}@{chosen}")
+        argv = [npm, "view", f"{PACKAGE}@{chosen}", "version"]
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                          check=False, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+    found = _VERSION.search(proc.stdout)
+    if proc.returncode != 0 or found is None:
+        raise RuntimeError(f"cannot tell the version of {chosen}: {' '.join(argv[1:])} exited "
+                           f"{proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}")
+    return found.group(0)
+
+
+def running_version(env: Mapping[str, str] | None = None) -> str:
+    """The version of the build that runs (the table's heading, the scratch HOME's onboarding mark)."""
+    return resolve_version(choice(env))
+
+
 # -- install ------------------------------------------------------------------
 
 
-def default_cache_dir() -> Path:
-    env = os.environ.get("AGENT_CARDS_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "agent-cards" / f"claude-code-{CLAUDE_VERSION}"
+def default_cache_dir(version: str | None = None) -> Path:
+    """One folder per version, so that running another build never installs over a cached one."""
+    root = os.environ.get("AGENT_CARDS_CACHE")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "agent-cards"
+    return base / f"claude-code-{version or CLAUDE_VERSION}"
 
 
 def claude_binary(cache_dir: Path) -> Path:
     return cache_dir / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
 
 
-def is_installed(cache_dir: Path) -> bool:
+def is_installed(cache_dir: Path, version: str = CLAUDE_VERSION) -> bool:
     exe = claude_binary(cache_dir)
     manifest = exe.parent.parent / "package.json"
     try:
-        version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
-        return version == CLAUDE_VERSION and exe.stat().st_size > _MIN_BINARY_BYTES
+        found = json.loads(manifest.read_text(encoding="utf-8")).get("version")
+        return found == version and exe.stat().st_size > _MIN_BINARY_BYTES
     except (OSError, ValueError):
         return False
 
 
+def is_available(env: Mapping[str, str] | None = None) -> bool:
+    """The chosen build can run without the registry: a path, or a version already in its cache."""
+    chosen = choice(env)
+    if is_path_choice(chosen):
+        return check_choice(chosen) is None
+    return bool(_VERSION.fullmatch(chosen)) and is_installed(default_cache_dir(chosen), chosen)
+
+
 def ensure_claude(cache_dir: Path | None = None, *, timeout: float = 1200.0) -> Path:
-    """Install the pinned CLI into ``cache_dir`` once; return the binary's path."""
-    cache = (cache_dir or default_cache_dir()).expanduser()
-    if is_installed(cache):
+    """The chosen build's binary: a path as it is, else installed into its cache folder once."""
+    chosen = choice()
+    if is_path_choice(chosen):
+        problem = check_choice(chosen)
+        if problem:
+            raise RuntimeError(problem)
+        return Path(chosen).expanduser().resolve()
+    version = resolve_version(chosen)
+    cache = (cache_dir or default_cache_dir(version)).expanduser()
+    if is_installed(cache, version):
         return claude_binary(cache)
     npm = shutil.which("npm")
     if npm is None:
@@ -63,10 +144,10 @@ def ensure_claude(cache_dir: Path | None = None, *, timeout: float = 1200.0) -> 
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (parallel test workers)
-        if not is_installed(cache):
+        if not is_installed(cache, version):
             env = {k: v for k, v in os.environ.items() if not k.startswith("npm_config_prefix")}
             proc = subprocess.run(
-                [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{PACKAGE}@{CLAUDE_VERSION}"],
+                [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{PACKAGE}@{version}"],
                 cwd=cache,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -75,9 +156,9 @@ def ensure_claude(cache_dir: Path | None = None, *, timeout: float = 1200.0) -> 
                 timeout=timeout,
                 check=False,
             )
-            if proc.returncode != 0 or not is_installed(cache):
+            if proc.returncode != 0 or not is_installed(cache, version):
                 raise RuntimeError(
-                    f"npm install of {PACKAGE}@{CLAUDE_VERSION} failed "
+                    f"npm install of {PACKAGE}@{version} failed "
                     f"(exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
                 )
     return claude_binary(cache)

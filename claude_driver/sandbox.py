@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from agent_cards.record import Record, field
-from agent_cards_claude_driver.install import AUTH_TOKEN, CLAUDE_VERSION, guard_env
+from agent_cards_claude_driver.install import AUTH_TOKEN, guard_env, running_version
 
 
 def seed_home(home: Path, project_dir: Path) -> Path:
@@ -26,7 +26,7 @@ def seed_home(home: Path, project_dir: Path) -> Path:
     projects = {str(p): dict(project_entry) for p in {project_dir.absolute(), project_dir.resolve()}}
     config = {
         "hasCompletedOnboarding": True,
-        "lastOnboardingVersion": CLAUDE_VERSION,
+        "lastOnboardingVersion": running_version(),
         "theme": "dark",
         "customApiKeyResponses": {"approved": [AUTH_TOKEN[-20:]], "rejected": []},
         "projects": projects,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cards.record import Record, field
-from agent_cards_claude_driver.install import CLAUDE_VERSION
+from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, choice, running_version
 from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
 from agent_cards_conformance.plan import plan, why_not
 from agent_cards_simulator.commands import take_value
@@ -26,9 +27,10 @@ from agent_cards_simulator.scenario.replay import replay
 HELP = f"""usage: agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...
        agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl
 
-Replay each scenario through the real Claude Code {CLAUDE_VERSION} (interactive, offline: the plugin's
+Replay each scenario through the real Claude Code (interactive, offline: the plugin's
 bridged module, a scripted model, fake-lich in real time, keys under tmux) and compare what happened with
-the fake host's transcript of the same file.
+the fake host's transcript of the same file. The build is the pinned {CLAUDE_VERSION} unless
+{CHOICE_ENV} names a version, a dist-tag (latest) or a path to a claude binary.
 
 Per scenario: conforms, differs (the differing events side by side), or cannot run (why).
 
@@ -99,7 +101,7 @@ def _engine() -> tuple[Path | None, str]:
 
         return ensure_claude(), ""
     except (RuntimeError, OSError) as error:
-        return None, f"the real Claude Code {CLAUDE_VERSION} is not available: {error}"
+        return None, f"the real Claude Code {choice()} is not available: {error}"
 
 
 def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) -> Result:
@@ -159,7 +161,15 @@ def to_text(result: Result) -> str:
     return "\n".join(lines)
 
 
-def table(results: Sequence[Result]) -> str:
+def ran_version() -> str:
+    """The version of the build the table is about: the chosen one, as it names itself."""
+    try:
+        return running_version()
+    except (RuntimeError, OSError, subprocess.SubprocessError):
+        return choice()
+
+
+def table(results: Sequence[Result], version: str = CLAUDE_VERSION) -> str:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
@@ -168,7 +178,7 @@ def table(results: Sequence[Result]) -> str:
         "# Conformance: the fake host against the real Claude Code",
         "",
         f"Written by `agent-cards conform --table docs/conformance.md scenarios` against the real Claude Code "
-        f"{CLAUDE_VERSION}. Each scenario ran in the interactive screen (the plugin's bridged module, a scripted "
+        f"{version}. Each scenario ran in the interactive screen (the plugin's bridged module, a scripted "
         "model, fake-lich in real time) and its transcript was compared with the fake host's; "
         f"times: {TOLERANCE_TEXT}. How a scenario maps to the real engine: `conformance/plan.py`.",
         "",
@@ -190,8 +200,8 @@ def table(results: Sequence[Result]) -> str:
 VERSIONS = f"""## Engine versions
 
 The fake host models Claude Code {ENGINE_VERSION} (`agent_cards_simulator.host.claude_code.ENGINE_VERSION`), the version
-`claude_driver` pins ({CLAUDE_VERSION}) and this table was run against. Parts of the spec were measured on
-older builds, and {ENGINE_VERSION} differs from them here:
+`claude_driver` pins ({CLAUDE_VERSION}); the table above is for the build its heading names. Parts of the spec
+were measured on older builds, and {ENGINE_VERSION} differs from them here:
 
 - **Reload** (lich-plugin's assumptions, 2.1.289/2.1.296: "a module reload forgets the flag until the next
   `session.start`"): {ENGINE_VERSION} raises `session.start` again for the reloaded module, so the
@@ -293,7 +303,7 @@ def _report(results: Sequence[Result], as_json: bool, table_file: str | None, ou
             counts[r.verdict] = counts.get(r.verdict, 0) + 1
         out(", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + f"; times: {TOLERANCE_TEXT}")
     if table_file:
-        Path(table_file).write_text(table(results), encoding="utf-8")
+        Path(table_file).write_text(table(results, ran_version()), encoding="utf-8")
     if problems:
         return 2
     return 1 if any(r.verdict in ("differs", "failed") for r in results) else 0

@@ -1,6 +1,7 @@
 """End-to-end tier: the real Claude Code CLI, offline, against a scripted fake API.
 
-Skipped when ``AGENT_CARDS_E2E=0``, or when npm is missing and the CLI is not cached.
+Skipped when ``AGENT_CARDS_E2E=0``, or when npm is missing and the CLI is not cached. The build is the
+pinned one unless ``AGENT_CARDS_CLAUDE`` names a version, a dist-tag or a path.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from agent_cards_claude_driver.install import default_cache_dir, ensure_claude, is_installed  # noqa: E402
+from agent_cards_claude_driver.install import check_choice, choice, ensure_claude, is_available  # noqa: E402
 from agent_cards_claude_driver.model_api import Reply, ScriptedModel  # noqa: E402
 from agent_cards_claude_driver.sandbox import Sandbox  # noqa: E402
 
@@ -35,8 +36,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def _skip_reason() -> str | None:
     if os.environ.get("AGENT_CARDS_E2E") == "0":
         return "e2e tier disabled (AGENT_CARDS_E2E=0)"
-    if shutil.which("npm") is None and not is_installed(default_cache_dir()):
-        return "npm not found and Claude Code is not cached: cannot install the CLI"
+    problem = check_choice(choice())
+    if problem:
+        return problem
+    if shutil.which("npm") is None and not is_available():
+        return f"npm not found and Claude Code {choice()} is not cached: cannot install the CLI"
     return None
 
 
@@ -54,7 +58,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def claude() -> Path:
-    """Path of the pinned CLI binary, installed into the cache on first use."""
+    """Path of the chosen CLI binary (the pinned one by default), installed into the cache on first use."""
     return ensure_claude()
 
 
