@@ -42,7 +42,13 @@ class LoggedLich(Record):
         create_state(self.state, script)
 
     def calls(self) -> list[list[str]]:
+        """Every argv lich was given, in order, the footer's ``sessions --json`` reads included."""
         if not self.log.exists():
             return []
         records = self.log.read_text(encoding="utf-8").split("\x1e\x1f")
         return [record.split("\x1f")[:-1] for record in records[:-1]]
+
+    def actions(self) -> list[list[str]]:
+        """The argvs that act (open, close, control...), without the footer's reads: how many polls ran
+        before the session ended depends on the machine's speed, what the mod asked lich to do does not."""
+        return [argv for argv in self.calls() if argv[:1] != ["sessions"]]

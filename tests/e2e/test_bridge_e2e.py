@@ -147,7 +147,7 @@ def test_a_general_purpose_call_is_taken_counted_and_stopped(
     timings.append(f"interactive: taken, counted, stopped: {time.monotonic() - start:.2f}s (ready {ready:.2f}s)")
     print(screen)
     assert status == 0
-    assert fake_lich.calls() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
+    assert fake_lich.actions() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
     launched = result_for(model, general)
     assert not launched.get("is_error")
     text = text_of(launched["content"])
@@ -232,7 +232,7 @@ def test_an_isolated_call_opens_on_its_branch_from_this_one(
         status = tui.exit()
     timings.append(f"interactive: isolated call: {time.monotonic() - start:.2f}s")
     assert status == 0
-    [argv] = fake_lich.calls()
+    [argv] = fake_lich.actions()
     suffix = isolated.id[-4:]
     branch = f"subagent/refactor-the-parser-{suffix}"
     assert argv[:6] == ["open", "--kind", "claude", "--subagent", "--worktree", branch]
@@ -293,7 +293,8 @@ def test_two_parallel_calls_each_open_at_once(
     elapsed = time.monotonic() - start
     timings.append(f"interactive: two parallel calls (2 s opens): {elapsed:.2f}s")
     assert status == 0
-    assert sorted(c[5] for c in fake_lich.calls()) == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    prompts = sorted(c[5] for c in fake_lich.actions())
+    assert prompts == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
     ids = {text_of(result_for(model, c)["content"]).split("agentId: ")[1].split()[0] for c in (first, second)}
     assert len(ids) == 2
 
@@ -331,7 +332,7 @@ def test_esc_during_the_open_leaves_a_worker_the_footer_counts(
     assert rejected.get("is_error") is True
     assert "The user doesn't want to proceed" in text_of(rejected["content"])
     assert worker["name"] == WORKER and worker["status"] == "pending"
-    assert fake_lich.calls() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
+    assert fake_lich.actions() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
     assert not model.subagent_requests
 
 
@@ -355,7 +356,7 @@ def test_a_host_killed_between_events_is_started_again_with_its_state(
     timings.append(f"interactive: host killed between events, TaskStop after: {time.monotonic() - start:.2f}s")
     assert status == 0
     assert again and not set(again) & set(killed)
-    assert fake_lich.calls()[-1] == ["close", WORKER]
+    assert fake_lich.actions()[-1] == ["close", WORKER]
     assert json.loads(text_of(result_for(model, stop)["content"]))["task_id"] == WORKER
 
 
@@ -462,7 +463,7 @@ def test_a_reloaded_module_takes_the_next_call(
         status = tui.exit()
     timings.append(f"interactive: reload, then a call: {time.monotonic() - start:.2f}s")
     assert status == 0
-    assert [c[5] for c in fake_lich.calls()] == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    assert [c[5] for c in fake_lich.actions()] == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
     assert LAUNCHED in text_of(result_for(model, second)["content"])
 
 
@@ -497,7 +498,7 @@ def test_the_module_and_a_settings_command_hook_take_one_call_once(
     print(screen)
     assert status == 0
     assert list(data.glob("sessions/*.json")), "the command hook ran (it recorded the session)"
-    assert fake_lich.calls() == [open_argv("Fix the auth flow in src/auth.")]  # one open
+    assert fake_lich.actions() == [open_argv("Fix the auth flow in src/auth.")]  # one open
     answers = [r for q in model.main_requests for r in tool_results(q) if r.get("tool_use_id") == general.id]
     assert len({json.dumps(a, sort_keys=True) for a in answers}) == 1, answers  # one answer, repeated in history
     assert not model.subagent_requests  # no native subagent ran

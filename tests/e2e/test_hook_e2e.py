@@ -164,7 +164,7 @@ def test_interactive_screen_takes_the_agent_and_leaves_explore(
     assert status == 0
 
     # The fake lich opened one worker, as a subagent, with the call's prompt; the Bash call closed it.
-    assert fake_lich.calls() == [
+    assert fake_lich.actions() == [
         ["open", "--kind", "claude", "--subagent", "--prompt", "Fix the auth flow in src/auth.", "--json"],
         ["close", WORKER],
     ]
@@ -216,7 +216,7 @@ def test_interactive_open_failure_runs_the_native_agent_and_says_why(
     timings.append(f"interactive run (open failed, native agent): {time.monotonic() - start:.2f}s")
     print(screen)
     assert status == 0
-    assert [c[0] for c in fake_lich.calls()] == ["open"]
+    assert [c[0] for c in fake_lich.actions()] == ["open"]
     assert any("Fix the auth flow in src/auth." in first_user_text(r) for r in model.subagent_requests)
     assert text_of(result_for(model, general)["content"]).startswith(LAUNCHED)
     # The mod's toast is the hook's systemMessage: the person reads it under the call, the model never does.
