@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from agent_cards.texts import AGENT
-from agent_cards_simulator.scenario.importer import Imported, import_session, main
+from agent_cards.texts import AGENT, PERSON
+from agent_cards_simulator.scenario.importer import HOOK_ERROR, Imported, import_session, main
 from agent_cards_simulator.scenario.reader import read
 from agent_cards_simulator.scenario.replay import Replay, replay
 
@@ -171,6 +171,41 @@ def test_a_command_hook_log_is_read_as_the_modules_answer(tmp_path: Path) -> Non
     [answer] = [e["answer"] for e in expect]
     assert answer["result"] == {"status": "async_launched", "agentId": "session-2-9f81"}
     assert "hook error" not in imported.yaml
+
+
+def test_a_yes_at_the_dialog_is_that_permission(tmp_path: Path) -> None:
+    imported = import_session(SESSIONS / "dialog-yes.jsonl")
+    result = _replayed(imported.yaml, tmp_path)
+    assert result.failures == []
+    scenario, expect = _expect(imported)
+    [step] = _steps(scenario)
+    assert step["permission"] == {"ask": True}
+    assert expect[0] == {"permission": {"call": step["id"], "outcome": "allow", "via": "dialog"}}
+
+
+def test_the_command_hooks_toast_scripts_the_failed_open(tmp_path: Path) -> None:
+    imported = import_session(SESSIONS / "hook-open-failed.jsonl")
+    result = _replayed(imported.yaml, tmp_path)
+    assert result.failures == []
+    scenario, expect = _expect(imported)
+    assert _steps(scenario)[0]["lich"] == {"fail": "no lich is running"}
+    assert {"toast": {"text": PERSON["toast.open_failed"].format(
+        description="Fix the auth flow", reason="lich: no lich is running")}} in expect
+    assert scenario["clauses"] == ["FALL-OPEN-FAILED"]
+
+
+def test_the_command_hooks_completed_answer_is_the_modules(tmp_path: Path) -> None:
+    report = AGENT["completed.shared"].format(answer="Fixed.", label="Session 2", path="/home/dev/app")
+
+    def completed(lines: list[dict[str, Any]]) -> None:
+        block = _answered(lines)["message"]["content"][0]
+        block["content"] = HOOK_ERROR + AGENT["hook.completed"].format(name="session-2-9f81") + "\n\n" + report
+
+    imported = import_session(_doctored(tmp_path, "hook-take", completed))
+    assert imported.refusal is None
+    _, expect = _expect(imported)
+    assert expect[0]["answer"]["result"]["status"] == "completed"
+    assert _replayed(imported.yaml, tmp_path).failures == []
 
 
 def test_a_command_hook_answer_it_cannot_read_back_is_refused_in_one_line(

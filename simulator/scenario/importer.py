@@ -386,6 +386,17 @@ def _mod_deny(call: _ImportedCall, reading: _Reading, text: str) -> bool:
 
 
 def _read_agent(call: _ImportedCall) -> _Reading:
+    reading = _read_answer(call)
+    answer = call.answer
+    assert answer is not None
+    by_person = str(answer["decided_by"] or "").startswith("user")  # user_temporary, user_permanent: the dialog
+    if answer["decision"] == "accept" and by_person and "permission" not in reading.step:
+        reading.step["permission"] = {"ask": True}
+        reading.expect.insert(0, {"permission": {"call": call.id, "outcome": "allow", "via": "dialog"}})
+    return reading
+
+
+def _read_answer(call: _ImportedCall) -> _Reading:
     reading = _Reading()
     answer = call.answer
     assert answer is not None
@@ -450,6 +461,7 @@ def _native(call: _ImportedCall, reading: _Reading, status: Any) -> None:
         if key == "toast.open_failed":
             reason = slots["reason"]
             reading.step["lich"] = {"fail": reason[len("lich: "):] if reason.startswith("lich: ") else reason}
+            reading.expect.append({"run": {"argv": {"contains": "open"}, "exit": 1}})
             reading.clauses.append("FALL-OPEN-FAILED")
             return
     prompt = call.input.get("prompt")
@@ -629,6 +641,7 @@ def _read_line(file: str, number: int, line: dict[str, Any], offset: int, sessio
                 "denial": line.get("toolDenialKind"),
                 "before_run": line.get("toolDenialBeforeRun") is True,
                 "decision": decision.get("decision") if isinstance(decision, dict) else None,
+                "decided_by": decision.get("source") if isinstance(decision, dict) else None,
             }
             call.answered_ms = offset
 

@@ -246,3 +246,45 @@ def test_a_command_hook_log_imports_as_the_module(claude: Path, sandbox: Sandbox
     _, scenario, _ = imported_replay(sandbox, tmp_path, "hook-take")
     [answer] = expected(scenario, "answer")
     assert answer["result"]["status"] == "async_launched" and answer["result"]["agentId"] == WORKER
+
+
+@needs_tmux
+def test_a_dialog_answered_yes(claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich,
+                               tmp_path: Path) -> None:
+    """A yes at the dialog is logged only for a call Claude Code answers itself (here an oversize one): the
+    mod's own answer for a card replaces the engine's, and with it the permission decision."""
+    ask_rule(sandbox)
+    big = agent_call("Summarise the logs", "y" * 9000)
+    model = fake_api([big, "Ran it natively."], subagent_replies=["Summary."])
+
+    def drive(tui: Tui) -> None:
+        tui.wait_for(r"Do you want to proceed\?", 60)
+        tui.key("Enter")  # 1. Yes
+        assert model.wait_until(answered(big), 60), tui.screen()
+        tui.wait_for(r'Agent "Summarise the logs" finished', 60)
+
+    _interactive(claude, sandbox, model, fake_lich, drive)
+    _, scenario, events = imported_replay(sandbox, tmp_path, "dialog-yes")
+    [step] = [s for s in scenario["steps"] if "call" in s]
+    assert step["permission"] == {"ask": True}
+    assert [(e["outcome"], e["via"]) for e in events if e["kind"] == "permission"] == [("allow", "dialog")]
+
+
+@needs_tmux
+def test_a_command_hook_toast_is_expected(claude: Path, sandbox: Sandbox, fake_api: ModelFactory,
+                                          fake_lich: FakeLich, command_hook_plugin: Path, tmp_path: Path) -> None:
+    """lich could not open a card: the command hook's toast (its systemMessage) is in the log, and the
+    failed open is scripted from it."""
+    fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(fail="no lich is running")))
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Done."], subagent_replies=["Fixed."])
+    with Tui(claude, sandbox, [command_hook_plugin], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(lambda m: bool(m.subagent_requests) and m.remaining == 0, 60), tui.screen()
+        tui.wait_idle(60)
+        assert tui.exit() == 0
+    _, scenario, _ = imported_replay(sandbox, tmp_path, "hook-open-failed")
+    [toast] = expected(scenario, "toast")
+    assert toast["text"] == person_text("toast.open_failed", description="Fix the auth flow",
+                                        reason="lich: no lich is running")
+    assert "FALL-OPEN-FAILED" in scenario["clauses"]
