@@ -470,3 +470,39 @@ def test_a_log_over_a_mib_makes_a_scenario_within_one(tmp_path: Path) -> None:
     imported = import_session(log)
     assert imported.refusal is None and len(imported.yaml) < 4096
     assert _replayed(imported.yaml, tmp_path).failures == []
+
+
+def test_a_deep_result_and_a_hostile_context_are_read_in_bounded_time(tmp_path: Path) -> None:
+    separator = 'lich session "Session 2" took this task in a card of its own and works in this same checkout ('
+
+    def hostile(lines: list[dict[str, Any]]) -> None:
+        nested: Any = "x"
+        for _ in range(900):
+            nested = [nested]
+        _answered(lines)["toolUseResult"] = {"status": "async_launched", "agentId": "session-2-9f81",
+                                             "outputFile": "", "deep": nested}
+        for line in lines:
+            if line.get("attachment", {}).get("type") == "hook_additional_context":
+                line["attachment"]["content"] = [separator * 8000]
+
+    imported = import_session(_doctored(tmp_path, "take", hostile))
+    assert imported.refusal is None
+    _, expect = _expect(imported)
+    assert expect[0]["answer"] == {"call": "toolu_fake_7d0b90134ff641598b17"}  # the result is too deep to read
+
+
+def test_the_mods_language_is_read_from_its_text(tmp_path: Path) -> None:
+    from agent_cards.languages import TRANSLATIONS
+
+    context = TRANSLATIONS["pt-BR"]["context.shared"].format(label="Session 2", path="/home/dev/app")
+
+    def portuguese(lines: list[dict[str, Any]]) -> None:
+        for line in lines:
+            if line.get("attachment", {}).get("type") == "hook_additional_context":
+                line["attachment"]["content"] = [context]
+
+    imported = import_session(_doctored(tmp_path, "take", portuguese))
+    scenario, expect = _expect(imported)
+    assert scenario["session"]["lang"] == "pt-BR"
+    assert expect[0]["answer"]["context"] == {"contains": context}
+    assert _replayed(imported.yaml, tmp_path).failures == []

@@ -224,12 +224,20 @@ def _text_of(content: Any) -> str:
 # -- the mod's own texts, read back -------------------------------------------------------------------
 
 
+#: What each slot of the mod's texts can hold, as narrow as lich's values allow, so that reading a text back
+#: takes time in proportion to its length (a label is quoted, names and branches have no space).
+_SLOT = {"label": '[^"\n]*?', "name": r"\S+?", "branch": r"\S+?", "path": "[^\n]*?", "status": "[^\n]*?"}
+MAX_READ_CHARS = 1 << 20  # a longer answer is not one of the mod's texts
+
+
 def _pattern(template: str) -> re.Pattern[str]:
-    parts = []
+    parts: list[str] = []
+    seen: set[str] = set()
     for literal, name, _, _ in string.Formatter().parse(template):
         parts.append(re.escape(literal))
         if name:
-            parts.append(f"(?P<{name}>.*?)" if f"(?P<{name}>" not in "".join(parts) else f"(?P={name})")
+            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{_SLOT.get(name, '.*?')})")
+            seen.add(name)
     return re.compile("".join(parts), re.DOTALL)
 
 
@@ -245,6 +253,8 @@ _PATTERNS: dict[tuple[str, str], re.Pattern[str]] = {}
 def _read_text(keys: tuple[str, ...], text: str, whole: bool = True) -> tuple[str, str, dict[str, str]] | None:
     """The catalog text (language, key, slots) that ``text`` is, in any language; ``whole=False``: that it
     begins with."""
+    if len(text) > MAX_READ_CHARS:
+        return None
     for lang, table in _catalogs().items():
         for key in keys:
             template = table.get(key)
@@ -258,6 +268,8 @@ def _read_text(keys: tuple[str, ...], text: str, whole: bool = True) -> tuple[st
 
 
 def _read_toast(text: str) -> tuple[str, dict[str, str]] | None:
+    if len(text) > MAX_READ_CHARS:
+        return None
     for key, template in PERSON.items():
         if key.startswith("toast."):
             found = _pattern(template).fullmatch(text)
@@ -637,13 +649,19 @@ def _read_line(file: str, number: int, line: dict[str, Any], offset: int, sessio
             call.answer = {
                 "is_error": bool(block.get("is_error")),
                 "text": _clean(_text_of(block.get("content")))[0],
-                "result": _clean(line.get("toolUseResult"))[0],
+                "result": _result(line.get("toolUseResult")),
                 "denial": line.get("toolDenialKind"),
                 "before_run": line.get("toolDenialBeforeRun") is True,
                 "decision": decision.get("decision") if isinstance(decision, dict) else None,
                 "decided_by": decision.get("source") if isinstance(decision, dict) else None,
             }
             call.answered_ms = offset
+
+
+def _result(value: Any) -> Any:
+    """The ``toolUseResult`` as far as it is read: nested deeper than a scenario could expect, it is not."""
+    depth, _ = _shape(value)
+    return _clean(value)[0] if depth <= MAX_INPUT_DEPTH else None
 
 
 def _take_call(block: dict[str, Any], line: dict[str, Any], number: int, offset: int,
@@ -866,6 +884,9 @@ def main(args: list[str]) -> int:
         imported = import_session(log, sessions)
     except LogError as error:
         print(str(error), file=sys.stderr)
+        return 2
+    except RecursionError:  # every nesting the log can hold is bounded above; this is the last guard
+        print(f"{log}:1: the log is nested too deep to read", file=sys.stderr)
         return 2
     for problem in imported.problems:
         print(problem, file=sys.stderr)
