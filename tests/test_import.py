@@ -208,6 +208,38 @@ def test_the_command_hooks_completed_answer_is_the_modules(tmp_path: Path) -> No
     assert _replayed(imported.yaml, tmp_path).failures == []
 
 
+def test_a_deny_the_mod_words_scripts_its_delivery(tmp_path: Path) -> None:
+    imported = import_session(SESSIONS / "never-reached.jsonl")
+    assert _replayed(imported.yaml, tmp_path).failures == []
+    scenario, expect = _expect(imported)
+    assert _steps(scenario)[0]["lich"]["delivery"] == "unread"
+    assert expect == [{"answer": {"call": _steps(scenario)[0]["id"], "deny": AGENT["deny.never_reached"].format(
+        label="Session 2", status="unread")}}]
+    assert scenario["clauses"] == ["DELIV-NEVER"]
+
+
+def test_another_hooks_refusal_is_that_permission(tmp_path: Path) -> None:
+    def other_hook(lines: list[dict[str, Any]]) -> None:
+        _answered(lines)["message"]["content"][0]["content"] = HOOK_ERROR + "Agents are off in this repository."
+
+    imported = import_session(_doctored(tmp_path, "hook-take", other_hook))
+    scenario, expect = _expect(imported)
+    assert _steps(scenario)[0]["permission"] == {"hook-deny": "Agents are off in this repository."}
+    assert {"permission": {"call": _steps(scenario)[0]["id"], "outcome": "deny", "via": "hook"}} in expect
+    assert scenario["clauses"] == ["PERM-REFUSED"]
+    assert _replayed(imported.yaml, tmp_path).failures == []
+
+
+def test_a_bridge_that_stopped_mid_call_is_said(tmp_path: Path) -> None:
+    def unsure(lines: list[dict[str, Any]]) -> None:
+        block = _answered(lines)["message"]["content"][0]
+        block["content"] = "<tool_use_error>" + AGENT["bridge.unsure"].format(program="lich") + "</tool_use_error>"
+
+    imported = import_session(_doctored(tmp_path, "never-reached", unsure))
+    assert imported.problems[-1].endswith("which the fake host does not model: nothing is expected of that call")
+    assert _expect(imported)[1] == []
+
+
 def test_a_command_hook_answer_it_cannot_read_back_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -308,6 +308,7 @@ class _Reading(Record):
     taken: bool = False
     isolated: bool = False
     refusal: str | None = None
+    problem: str | None = None  # written, but said on stderr: what the replay cannot show
 
 
 def _delay(call: _ImportedCall) -> int:
@@ -450,6 +451,11 @@ def _read_answer(call: _ImportedCall) -> _Reading:
         return _hook_answer(call, reading, bare[len(HOOK_ERROR):])
     if _mod_deny(call, reading, bare):
         return reading
+    if _read_text(("bridge.unsure",), bare) is not None:  # the session host stopped mid-call
+        reading.problem = (f"{call.line}: the answer to {call.id} says the agent cards bridge stopped while it ran, "
+                           "which the fake host does not model: nothing is expected of that call")
+        reading.clauses.append("FALL-BEFORE-ONLY")
+        return reading
     words = _safe_words(text)
     if answer["decision"] == "reject":
         reading.step["permission"] = "deny"
@@ -507,12 +513,15 @@ def _hook_answer(call: _ImportedCall, reading: _Reading, reason: str) -> _Readin
             reading.refusal = (f"{call.line}: the command hook's answer to {call.id} says its worker answered, "
                                "but its report is not the one the mod words")
         return reading
-    if reason.startswith(tuple(t.split(":")[0] for t in (AGENT["hook.launched.shared"],))):
+    openings = tuple(table[key][:24] for table in _catalogs().values()
+                     for key in ("hook.launched.shared", "hook.completed") if key in table)
+    if reason.startswith(openings):
         reading.refusal = (f"{call.line}: the command hook's answer to {call.id} is not one this mod words "
                            "(a hook of another version?): it cannot be replayed as the module's")
         return reading
     reading.step["permission"] = {"hook-deny": reason}
     reading.expect += [{"permission": {"call": call.id, "outcome": "deny", "via": "hook"}},
+                       {"answer": {"call": call.id, "error": {"startswith": HOOK_ERROR}}},
                        {"no run": {"argv": {"contains": "open"}}}]
     reading.clauses.append("PERM-REFUSED")
     return reading
@@ -744,6 +753,8 @@ def _scenario(file: str, name: str, calls: list[_ImportedCall], session: _Sessio
         reading = _read_agent(call) if call.tool == "Agent" else _read_taskstop(call, readings, calls)
         if reading.refusal is not None:
             return Imported("", problems, len(calls), refusal=f"{file}:{reading.refusal}")
+        if reading.problem is not None:
+            problems.append(f"{file}:{reading.problem}")
         readings[call.id] = reading
     steps, cut = _steps_of(calls, readings)
     scenario_session = _session_of(session, readings)
