@@ -33,8 +33,9 @@ output, the answer), unless the person chooses to keep it. Settings, read from t
   which the engine gives its hooks), else ``agent-cards-journals-<uid>`` in the user's runtime folder (else
   the temp folder).
 
-Cost: a record is a dict appended to a list; it is made JSON and written once the loop is idle again
-(after the step's answer has gone out), so a dispatch waits on no write.
+Cost: a record is a dict appended to a list; the records of :data:`FLUSH_S` are made JSON and written
+together after it (the steps' answers have gone out by then), so a dispatch waits on no write. The host
+writes what is left when it ends.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ VERSION = 1
 PART_BYTES = 4 << 20  # a journal file is cut past this; the part before is kept once (8 MiB at most a host)
 OUTPUT_CHARS = 64 << 10  # each of a run's stdout and stderr, kept up to this
 KEEP_JOURNALS = 20  # the newest journals a folder keeps
+FLUSH_S = 0.25  # records are written together this long after the first of them: never while a step is served
 SUFFIX = ".jsonl"
 FOLDER_NAME = "journals"
 
@@ -151,7 +153,7 @@ def footer_line(e: Mapping[str, Any]) -> str | None:
 
 
 class SessionJournal:
-    """One host's journal file: records kept in memory and written when the loop is idle again."""
+    """One host's journal file: records kept in memory and written together :data:`FLUSH_S` after the first."""
 
     def __init__(self, path: str, start: dict[str, Any], keep_prompts: bool,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -162,7 +164,7 @@ class SessionJournal:
         self._start = start
         self._pending: list[dict[str, Any]] = []
         self._flushing = False
-        self._prompts: dict[str, str] = {}  # a prompt seen: its stand-in
+        self._prompts: dict[str, list[tuple[str, str]]] = {}  # a prompt seen: what replaces it (prompt_pairs)
         self._footer: object = ()  # the last footer line written (() before any)
         self._size = 0
         self._part = 1
@@ -174,19 +176,19 @@ class SessionJournal:
         return round((self._clock() - self._t0) * 1000)
 
     def record(self, kind: str, at: int | None = None, **fields: Any) -> None:
-        """Keep a record (``at``: when it began, else now); it is written once the loop is idle again."""
+        """Keep a record (``at``: when it began, else now); it is written with the others of :data:`FLUSH_S`."""
         self._pending.append({"k": kind, "t": self.now() if at is None else at, **fields})
         if not self._flushing:
             self._flushing = True
             try:
-                asyncio.get_running_loop().call_soon(self.flush)
+                asyncio.get_running_loop().call_later(FLUSH_S, self.flush)
             except RuntimeError:  # no loop (a test, the exit): at once
                 self.flush()
 
     def prompt(self, e: Mapping[str, Any]) -> None:
         value = e.get("prompt")
         if not self.keep_prompts and isinstance(value, str) and value and value not in self._prompts:
-            self._prompts[value] = stand_in(value)
+            self._prompts[value] = self.prompt_pairs(value)
 
     def event(self, d: str, hook: int, event: str, origin: Any, e: Mapping[str, Any]) -> None:
         self.prompt(e)
@@ -201,34 +203,31 @@ class SessionJournal:
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def _clean(self, value: Any) -> Any:
-        if isinstance(value, str):
-            found = self._prompts.get(value)
-            if found is not None:
-                return found
-            for prompt, replacement in self._prompts.items():
-                if len(prompt) < 16:  # a short one only where it is the whole value: it may be any word
-                    continue
-                value = value.replace(prompt, replacement)
-                for ascii_only in (True, False):  # as it reads inside a JSON text lich printed
-                    quoted = json.dumps(prompt, ensure_ascii=ascii_only)[1:-1]
-                    if quoted != prompt:
-                        value = value.replace(quoted, json.dumps(replacement)[1:-1])
-            return scrub(value)
-        if isinstance(value, Mapping):
-            return {str(k): self._clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self._clean(v) for v in value]
-        return value if value is None or isinstance(value, (bool, int, float)) else str(value)
+    def prompt_pairs(self, prompt: str) -> list[tuple[str, str]]:
+        """What to replace in a record's JSON text for ``prompt``: the whole value (quoted), and for a long one
+        any text holding it, as it reads in the record and inside a JSON text lich printed."""
+        stand = stand_in(prompt)
+        pairs = [(json.dumps(prompt, ensure_ascii=False), json.dumps(stand, ensure_ascii=False))]
+        if len(prompt) >= 16:  # a short one only where it is the whole value: it may be any word
+            for inner in (prompt, json.dumps(prompt)[1:-1], json.dumps(prompt, ensure_ascii=False)[1:-1]):
+                pairs.append((json.dumps(inner, ensure_ascii=False)[1:-1], json.dumps(stand, ensure_ascii=False)[1:-1]))
+        return list(dict.fromkeys(pairs))
+
+    def _line(self, record: Mapping[str, Any]) -> str:
+        """One record as its JSON line, prompts and secrets replaced (on the text: one pass each, in C)."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+        for pairs in self._prompts.values():
+            for old, new in pairs:
+                if old in line:
+                    line = line.replace(old, new)
+        return scrub(line) + "\n"
 
     def flush(self) -> None:
         self._flushing = False
         records, self._pending = self._pending, []
         if not records:
             return
-        text = "".join(json.dumps(self._clean(r), ensure_ascii=False, separators=(",", ":")) + "\n"
-                       for r in records)
-        data = text.encode("utf-8", "surrogatepass")
+        data = "".join(map(self._line, records)).encode("utf-8", "surrogatepass")
         if self._size and self._size + len(data) > PART_BYTES:
             self._cut()
         self._write(data)
@@ -240,8 +239,7 @@ class SessionJournal:
         self._size = 0
         self._part += 1
         head = {"k": "start", "t": self.now(), **self._start, "part": self._part}
-        self._write((json.dumps(self._clean(head), ensure_ascii=False, separators=(",", ":")) + "\n").encode(
-            "utf-8", "surrogatepass"))
+        self._write(self._line(head).encode("utf-8", "surrogatepass"))
 
     def _write(self, data: bytes) -> None:
         try:
