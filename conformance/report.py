@@ -310,7 +310,9 @@ def _permission(d: _JournalDispatch) -> Any:
     return {"deny": said} if said else "deny"
 
 
-def _clauses(calls: Sequence[_JournalDispatch], toasts: int, parallel: bool, esc: bool) -> list[str]:
+def _clauses(calls: Sequence[_JournalDispatch], toasts: Sequence[str], parallel: bool, esc: bool,
+             touched: set[str]) -> list[str]:
+    """Clause ids from what happened (``touched``: the calls with a toast or a run of their own)."""
     found: list[str] = []
     for d in calls:
         value: dict[str, Any] = d.answer if isinstance(d.answer, dict) else {}
@@ -324,10 +326,10 @@ def _clauses(calls: Sequence[_JournalDispatch], toasts: int, parallel: bool, esc
             found.append("DELIV-ANSWERED")
         elif mine and "deny" in value:
             found.append("FALL-ESC-OPEN" if d.cancelled_t is not None else "DELIV-NEVER")
-        elif not d.passed or not mine:
+        elif (not d.passed or not mine) and str(d.e.get("tool_use_id")) not in touched:
             found.append("TAKE-UNTOUCHED")
-    if toasts:
-        found.append("FALL-OPEN-FAILED")
+    for toast in toasts:  # the catalog's words: an oversize task names lich's limit
+        found.append("FALL-OVERSIZE" if "8192" in toast else "FALL-OPEN-FAILED")
     if parallel:
         found.append("BG-PARALLEL")
     if esc:
@@ -371,6 +373,16 @@ class _JournalSession:
 
     def _id(self, d: _JournalDispatch) -> str:
         return str(d.e.get("tool_use_id"))
+
+    def touched(self) -> set[str]:
+        """The calls whose own dispatches (the call's, its spawn's) showed a toast or ran a process."""
+        ids = {str(r.get("d")) for r in self.toasts} | {str(r.get("d")) for r in self.runs}
+        out = set()
+        for d in self.calls:
+            spawn = self.spawns.get(self._id(d))
+            if d.id in ids or (spawn is not None and spawn.id in ids):
+                out.add(self._id(d))
+        return out
 
     def went_native(self, call_id: str) -> bool:
         spawn = self.spawns.get(call_id)
@@ -526,7 +538,8 @@ def report_scenario(records: Sequence[dict[str, Any]], name: str) -> Reported:
     steps = read.steps()
     scenario: dict[str, Any] = {
         "title": f"Reported from the journal {name}: {len(read.calls)} call(s)",
-        "clauses": _clauses(read.calls, len(read.toasts), read.parallel, bool(read.esc_at)),
+        "clauses": _clauses(read.calls, [str(r.get("text")) for r in read.toasts], read.parallel, bool(read.esc_at),
+                            read.touched()),
         "about": (f"Written by `agent-cards report` from the session host's journal {name}: lich's and git's "
                   "answers are what they printed then, the expectations what the mod answered. Say here what "
                   "went wrong, and correct the clauses."),

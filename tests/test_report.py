@@ -135,6 +135,7 @@ def test_a_recorded_session_replays_to_the_same_transcript(lich: LoggedLich) -> 
     assert {"start", "event", "next", "beneath", "answer", "run", "toast", "footer", "state"} <= kinds
     reported = report.report_scenario(records, path.name)
     scenario = yaml.safe_load(reported.yaml)
+    assert scenario["clauses"] == ["DELIV-PENDING", "STOP-TAKEN", "FALL-OVERSIZE"]
     steps = scenario["steps"]
     taken = next(s for s in steps if s.get("id") == "toolu_01A")
     assert taken["lich"]["name"] == name and taken["lich"]["exit"] == 0
@@ -168,6 +169,19 @@ def test_the_journal_keeps_no_prompt_and_no_secret_by_default(lich: LoggedLich) 
     assert stand_in in text  # in the input, lich's argv and output, and the answer alike
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize(("said", "secret"), [
+    ("sk-ant-api03-abcdefghijklmnopqrstuvwx", "sk-ant-api03-abcdefghijklmnopqrstuvwx"),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
+    ("AKIAABCDEFGHIJKLMNOP", "AKIAABCDEFGHIJKLMNOP"), ("Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234"),
+    ("password=hunter2hunter2", "hunter2hunter2"), ("xoxb-1234567890-abcdef", "xoxb-1234567890-abcdef"),
+])
+def test_what_looks_like_a_secret_is_replaced(said: str, secret: str) -> None:
+    scrubbed = journal_module.scrub(f"lich: failed: {said} was refused")
+    assert journal_module.SECRET in scrubbed and secret not in scrubbed
+    assert journal_module.scrub('{"name":"session-2-9f81","ticket":"a1b2c301"}') == \
+        '{"name":"session-2-9f81","ticket":"a1b2c301"}'  # lich's own ids are no secrets
 
 
 def test_prompts_are_kept_on_the_persons_choice(lich: LoggedLich, monkeypatch: pytest.MonkeyPatch) -> None:
