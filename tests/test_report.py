@@ -20,7 +20,7 @@ from agent_cards.bridge.session import BridgeSession
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_conformance import report
 from agent_cards_simulator.lich.install import SetupError
-from agent_cards_simulator.lich.scripts import LichScript
+from agent_cards_simulator.lich.scripts import LichScript, OpenScript
 
 ORIGIN = {"plugin": "engine", "tier": "core"}
 START = [{"event": "session.start", "e": {"cwd": "/home/dev/app", "surface": "terminal", "isInteractive": True},
@@ -263,3 +263,40 @@ def test_a_journal_that_is_no_regular_file_is_refused_without_waiting(tmp_path: 
         fh.truncate(report.MAX_BYTES + 1)
     assert report.main([str(monkeypatch_size)]) == 2
     assert "over the journal's" in capsys.readouterr().err
+
+
+def test_esc_while_lich_opens_is_reported_as_esc_after(lich: LoggedLich, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Esc during the open: the engine gives both dispatches up, the open still ends and the worker counts.
+    The scenario presses Esc at the same point of the call, and its replay counts the worker too."""
+    lich.restart(LichScript(checkout="/home/dev/app", default_open=OpenScript(ms=1500)))
+    monkeypatch.setenv("FAKE_LICH_REAL_SLEEP", "1")  # the open really takes its 1.5 s, so Esc comes during it
+    module = InProcessModule(env_of(lich))
+
+    async def esc_mid_open() -> None:
+        module.session.boot_events(START)
+        await module.footer()
+        e = {"tool": "Agent", "tool_use_id": "toolu_01E", "description": "Fix auth", "prompt": "Fix the auth flow."}
+        agent = module.hooks['tool.call{"tool": "Agent"}']
+        first = await module.session.step({"op": "event", "id": "c1", "hook": agent, "e": e, "origin": ORIGIN,
+                                           "event": "tool.call"})
+        assert first["kind"] == "next"
+        pending = await module.session.step({"op": "event", "id": "s1", "hook": module.hooks["agent.spawn"],
+                                             "e": {"tool_use_id": "toolu_01E"}, "origin": ORIGIN,
+                                             "event": "agent.spawn"})
+        assert pending["kind"] == "pending"  # the open runs
+        spawn = module.session.dispatches["s1"]
+        await module.session.step({"op": "poll", "id": "none", "cancel": ["c1", "s1"]})  # Esc
+        assert spawn.task is not None
+        await spawn.task  # the open ends all the same
+        await module.footer()
+        assert module.session.journal is not None
+        module.session.journal.flush()
+
+    asyncio.run(esc_mid_open())
+    assert module.session.journal is not None
+    reported = report.report_scenario(report.read_journal(Path(module.session.journal.path)), "esc.jsonl")
+    scenario = yaml.safe_load(reported.yaml)
+    step = next(s for s in scenario["steps"] if s.get("id") == "toolu_01E")
+    assert 0 < step["esc_after"] < step["lich"]["ms"]
+    assert "FALL-ESC-OPEN" in scenario["clauses"]
+    assert report.replay_and_compare(reported, "esc.yaml") == []
