@@ -300,3 +300,25 @@ def test_esc_while_lich_opens_is_reported_as_esc_after(lich: LoggedLich, monkeyp
     assert 0 < step["esc_after"] < step["lich"]["ms"]
     assert "FALL-ESC-OPEN" in scenario["clauses"]
     assert report.replay_and_compare(reported, "esc.yaml") == []
+
+
+def test_report_is_a_command_with_a_help_and_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_cards import cli
+
+    assert cli._find("report") is not None
+    assert report.main(["--help"]) == 0 and "usage: agent-cards report" in capsys.readouterr().out
+    assert report.main(["--bogus"]) == 2
+    assert "unknown option --bogus" in capsys.readouterr().err
+    assert report.main(["a", "b"]) == 2
+    assert "name one session at most" in capsys.readouterr().err
+    monkeypatch.setenv("AGENT_CARDS_JOURNAL_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert report.main([]) == 2
+    assert capsys.readouterr().err.startswith("agent-cards report: no journal found")
