@@ -322,3 +322,29 @@ def test_report_is_a_command_with_a_help_and_usage_errors(capsys: pytest.Capture
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert report.main([]) == 2
     assert capsys.readouterr().err.startswith("agent-cards report: no journal found")
+
+
+def test_calls_whose_hooks_overlapped_are_reported_as_one_parallel_step(lich: LoggedLich) -> None:
+    """Two Agent calls raised side by side (as one message's calls are): one ``parallel`` step, each open
+    scripted by its prompt, and the replay opens two cards as the session did."""
+    module = InProcessModule(env_of(lich))
+
+    async def side_by_side() -> None:
+        module.session.boot_events(START)
+        await module.footer()
+        calls = [{"tool": "Agent", "tool_use_id": f"toolu_01P{n}", "description": f"Part {n}",
+                  "prompt": f"Do part {n} of the work, carefully."} for n in (1, 2)]
+        await asyncio.gather(*(module.agent(e) for e in calls))
+        await module.footer()
+        assert module.session.journal is not None
+        module.session.journal.flush()
+
+    asyncio.run(side_by_side())
+    assert module.session.journal is not None
+    reported = report.report_scenario(report.read_journal(Path(module.session.journal.path)), "p.jsonl")
+    scenario = yaml.safe_load(reported.yaml)
+    parallel = next(s["parallel"] for s in scenario["steps"] if "parallel" in s)
+    assert [c["id"] for c in parallel] == ["toolu_01P1", "toolu_01P2"]
+    assert {c["lich"]["name"] for c in parallel} == {"session-2-9f81", "session-3-9f82"}
+    assert "BG-PARALLEL" in scenario["clauses"]
+    assert report.replay_and_compare(reported, "p.yaml") == []
