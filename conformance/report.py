@@ -129,6 +129,9 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
         if not isinstance(record, dict) or not isinstance(record.get("k"), str) \
                 or not isinstance(record.get("t"), int) or isinstance(record.get("t"), bool):
             raise JournalProblem(f"{name}:{number}: not a journal record (an object with a kind k and a time t)")
+        argv = record.get("argv")
+        if record["k"] == "run" and not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+            raise JournalProblem(f"{name}:{number}: a run whose argv is not a list of texts")
         if not records and (record["k"] != "start" or record.get("v") != 1):
             raise JournalProblem(f"{name}:{number}: not a journal of this version (its first record is not "
                                  "a start record of version 1)")
@@ -402,8 +405,9 @@ class _JournalSession:
             if self.went_native(self._id(d)):
                 events.append({"t": self.spawns[self._id(d)].t, "kind": "native", "call": self._id(d), "tool": "Agent"})
         events += [_run_event(r) for r in self.runs]
-        events += [{"t": r["t"], "kind": "toast", "text": r.get("text")} for r in self.toasts]
-        events += [{"t": r["t"], "kind": "footer", "line": r.get("line")} for r in self.footers]
+        events += [{"t": r["t"], "kind": "toast", "text": str(r.get("text"))} for r in self.toasts]
+        events += [{"t": r["t"], "kind": "footer", "line": r["line"] if isinstance(r.get("line"), str) else None}
+                   for r in self.footers]
         events += [{"t": t, "kind": "esc"} for t in self.esc_at]
         events.sort(key=lambda e: e["t"])
         return events
@@ -638,8 +642,15 @@ def main(args: list[str]) -> int:
     except JournalProblem as problem:
         print(problem, file=sys.stderr)
         return 2
+    except (TypeError, ValueError, KeyError, AttributeError, yaml.YAMLError) as error:  # a record of odd shape
+        print(f"{path}:1: a record this report cannot read ({type(error).__name__}: {error})"[:300], file=sys.stderr)
+        return 2
     file = out or f"{path.name.removesuffix(SUFFIX)}.yaml"
-    lines = [*reported.notes, *replay_and_compare(reported, file)]
+    try:
+        lines = [*reported.notes, *replay_and_compare(reported, file)]
+    except (TypeError, ValueError, KeyError, AttributeError) as error:  # a record of odd shape
+        print(f"{path}:1: a record this report cannot read ({type(error).__name__}: {error})"[:300], file=sys.stderr)
+        return 2
     if out is not None:
         try:
             Path(out).write_text(reported.yaml, encoding="utf-8")

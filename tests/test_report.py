@@ -5,14 +5,19 @@ journal's transcript by the conformance comparator."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_cards.bridge import journal as journal_module
 from agent_cards.bridge.generate import env_names
@@ -239,6 +244,7 @@ def test_a_journal_part_cut_starts_again_with_its_start_record(tmp_path: Path, m
     (b'{"k": "event", "t": 0}\n', "not a journal of this version"),
     (b"", "an empty journal"),
     (b'{"k":"start","t":0,"v":1}\n{"t": "x"}\n', ":2: not a journal record"),
+    (b'{"k":"start","t":0,"v":1}\n{"k":"run","t":1,"argv":[{"a":1}]}\n', ":2: a run whose argv is not a list"),
 ])
 def test_a_hostile_journal_is_one_line_and_exit_2(tmp_path: Path, data: bytes, why: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -317,8 +323,6 @@ def test_report_is_a_command_with_a_help_and_usage_errors(capsys: pytest.Capture
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    import tempfile
-
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert report.main([]) == 2
     assert capsys.readouterr().err.startswith("agent-cards report: no journal found")
@@ -348,3 +352,31 @@ def test_calls_whose_hooks_overlapped_are_reported_as_one_parallel_step(lich: Lo
     assert {c["lich"]["name"] for c in parallel} == {"session-2-9f81", "session-3-9f82"}
     assert "BG-PARALLEL" in scenario["clauses"]
     assert report.replay_and_compare(reported, "p.yaml") == []
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=6),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     max_leaves=8)
+_RECORD = st.fixed_dictionaries(
+    {"k": st.sampled_from(["event", "next", "beneath", "answer", "run", "toast", "footer", "cancel", "state"]),
+     "t": st.integers(0, 5000)},
+    optional={"d": st.sampled_from(["1", "2", None]), "event": st.sampled_from(["tool.call", "agent.spawn", "x"]),
+              "e": st.dictionaries(st.sampled_from(["tool", "tool_use_id", "prompt", "description", "task_id"]),
+                                   _JSON, max_size=4),
+              "argv": st.lists(st.sampled_from(["/x/lich", "git", "open", "sessions", "close", "a"]), min_size=1,
+                               max_size=4),
+              "value": _JSON, "ids": _JSON, "exit": _JSON, "stdout": _JSON, "text": _JSON, "line": _JSON})
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_RECORD, max_size=8))
+def test_any_journal_of_odd_records_ends_with_an_exit_code_not_a_traceback(records: list[dict[str, Any]]) -> None:
+    start = {"k": "start", "t": 0, "v": 1, "env": {"LICH_BIN": "/x/lich", "LICH_SESSION_ID": "3c4d"}}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "odd.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in [start, *records]), encoding="utf-8")
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            code = report.main([str(path)])
+    assert code in (0, 1, 2)
+    assert "Traceback" not in err.getvalue()
