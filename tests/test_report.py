@@ -380,3 +380,18 @@ def test_any_journal_of_odd_records_ends_with_an_exit_code_not_a_traceback(recor
             code = report.main([str(path)])
     assert code in (0, 1, 2)
     assert "Traceback" not in err.getvalue()
+
+
+def test_a_folder_keeps_the_newest_journals(tmp_path: Path) -> None:
+    folder = tmp_path / "journals"
+    folder.mkdir(mode=0o700)
+    for n in range(journal_module.KEEP_JOURNALS + 5):
+        (folder / f"20260101T0000{n:02d}Z-1{journal_module.SUFFIX}").write_text("{}\n", encoding="utf-8")
+    environ = {"AGENT_CARDS_JOURNAL_DIR": str(folder)}
+    made = journal_module.open_journal({"LICH_BIN": "/x/lich", "LICH_SESSION_ID": "3c4d"}, None,
+                                       journal_module.MOD_NAMES, environ)
+    assert made is not None
+    made.flush()
+    kept = sorted(p.name for p in folder.iterdir())
+    assert len(kept) == journal_module.KEEP_JOURNALS
+    assert Path(made.path).name in kept and "20260101T000000Z-1.jsonl" not in kept
