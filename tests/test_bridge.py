@@ -39,7 +39,8 @@ class FakeModule:
     """The JS half: starts the host, keeps what it says on stdout, posts steps and plays ``next``."""
 
     def __init__(self, env: dict[str, str], boot: dict[str, Any], extra_env: dict[str, str] | None = None) -> None:
-        child_env = {"PATH": os.environ.get("PATH", ""), "CLAUDE_PLUGIN_ROOT": str(ROOT), **(extra_env or {})}
+        child_env = {"PATH": os.environ.get("PATH", ""), "CLAUDE_PLUGIN_ROOT": str(ROOT), "AGENT_CARDS_JOURNAL": "off",
+                     **(extra_env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", bridge.BOOT],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env,

@@ -41,6 +41,8 @@ The package, by job:
 - :mod:`~agent_cards.bridge.session`: the mod's hooks, state, timers and dispatches, served step by step;
 - :mod:`~agent_cards.bridge.server`: the socket (HTTP/1.1, ``POST /step``, the token);
 - :mod:`~agent_cards.bridge.lifetime`: the private folder, pruning, the parent, the exit;
+- :mod:`~agent_cards.bridge.journal`: the flight recorder (each event, answer, run, toast and footer line of
+  the session, as JSON lines; ``agent-cards report`` makes a scenario of it);
 - :mod:`~agent_cards.bridge.service`: from the boot object to the exit (:func:`main`);
 - :mod:`~agent_cards.bridge.generate`: ``hooks/agent-cards.js`` and the host's start-up program (:data:`BOOT`).
 

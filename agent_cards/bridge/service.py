@@ -68,6 +68,8 @@ async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = write_st
     finally:
         watcher.cancel()
         listener.close()
+        if session.journal is not None:
+            session.journal.flush()
         cleanup()
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_cards.bridge.dispatch import BridgeDispatch, DispatchCancelled
 from agent_cards.bridge.host import BridgeClock, BridgeEnv, BridgeHost, BridgeNext
+from agent_cards.bridge.journal import MOD_NAMES, JournaledHost, open_journal
 from agent_cards.bridge.lifetime import exit_now, log
 from agent_cards.engine import Event, HookResult, Origin, Timer, error_reason
 from agent_cards.host_contract import matches
@@ -82,16 +83,23 @@ class BridgeSession:
         self._write = write
         self.env = BridgeEnv(env)
         self.clock = BridgeClock(self.later)
-        self.store = BridgeStore(ModState.from_json(state), lambda s: self.emit({"state": s.to_json()}))
+        self.store = BridgeStore(ModState.from_json(state), self.told)
         self.hooks, self.mod = registrations(self.store)
+        self.journal = open_journal(self.env, state, sorted({*self.env.values, *MOD_NAMES}))
         self.dispatches: dict[str, BridgeDispatch] = {}
         self.timers: set[asyncio.Task[None]] = set()
         self.busy_ms = 0.0  # Python's own time serving steps (bench)
         self.log = os.environ.get("AGENT_CARDS_BRIDGE_LOG") or None
         self.steps = 0
 
-    def host(self, d: BridgeDispatch | None) -> BridgeHost:
-        return BridgeHost(self.env, self.clock, self.emit, d)
+    def host(self, d: BridgeDispatch | None) -> BridgeHost | JournaledHost:
+        host = BridgeHost(self.env, self.clock, self.emit, d)
+        return host if self.journal is None or d is not None else self.journal.host(host)
+
+    def told(self, state: ModState) -> None:
+        self.emit({"state": state.to_json()})
+        if self.journal is not None:
+            self.journal.state([w.name for w in state.workers])
 
     # -- output ------------------------------------------------------------------------------------
 
@@ -122,10 +130,13 @@ class BridgeSession:
 
     def start_event(self, d: BridgeDispatch, hook: int, e: Event, given: HookResult | None = None) -> None:
         registration = self.hooks[hook]
+        serve = registration.hook
+        if self.journal is not None:  # the flight recorder: the event, its next and its answer
+            serve = self.journal.hook(serve, d, hook, registration.event)
 
         async def run() -> None:
             try:
-                result = await registration.hook(self.host(d), e, BridgeNext(d, given))
+                result = await serve(self.host(d), e, BridgeNext(d, given))
             except Exception as error:
                 d.put({"kind": "failed", "error": error_reason(error), "calledNext": d.called_next})
             else:
@@ -160,6 +171,8 @@ class BridgeSession:
             log(f"resume failed: {error_reason(error)}")
 
     def cancel(self, ids: Sequence[Any]) -> None:
+        if self.journal is not None and ids:
+            self.journal.cancelled(ids)
         for key in ids:
             d = self.dispatches.get(str(key))
             if d is None:
