@@ -13,8 +13,8 @@ Each transcript becomes lanes, and each lane is compared on its own:
 |  | read, through :data:`NORMALISATIONS` only |
 | ``run`` | the mod's runs matched by argv (lich's 5 s ``sessions`` polls aside): exit, stdout, stderr, |
 |  | whether it failed, ``timeout_ms`` (when both sides know it), and its ms within :data:`RUN_TOLERANCE` |
-| ``polls`` | for each turn of the footer a poll drew: how many polls ran since the previous turn (within |
-|  | :data:`POLL_SLACK`), and how many after the one whose output changed (exactly: none) |
+| ``polls`` | for each turn of the footer a poll drew (in the fake host): how many polls ran since the turn |
+|  | before (within :data:`POLL_SLACK`), and how many after the one whose output changed (exactly: none) |
 | ``toast`` | the texts in order, exactly |
 | ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included |
 | ``native`` | which calls Claude Code ran itself, with which input (and the task its agent read) |
@@ -327,22 +327,23 @@ def _run_lane(fake: Events, real: Events, out: list[Difference]) -> None:
                               "only the real engine ran it"))
 
 
-def _poll_windows(events: Events) -> list[tuple[str | None, int, int | None]]:
-    """For each turn of the footer the polls drew (its count falls, or it clears): the line, how many polls ran
-    since the previous turn, and how many of them came after the first one whose output changed (a footer
-    drawn a poll late has one; None when no poll's output changed: the turn was not the roster's). Turns an
-    answer drew (the count climbs) depend on the pace of the turns, not on the polls; the window after the last
-    turn is left open (the real run goes on after the fake's end)."""
-    out: list[tuple[str | None, int, int | None]] = []
-    start, previous_line, previous_output = 0, None, None
+def _poll_windows(events: Events) -> list[tuple[str | None, int, int | None, bool]]:
+    """For each turn of the footer: the line, how many polls ran since the previous turn, how many of them came
+    after the first one whose output changed (a footer drawn a poll late has one; None when no poll's output
+    changed), and whether a poll drew it (a poll is the latest of its causes: answers, polls, Esc, reloads).
+    Turns an answer drew depend on the pace of the turns, not on the polls; the window after the last turn
+    is left open (the real run goes on after the fake's end)."""
+    out: list[tuple[str | None, int, int | None, bool]] = []
+    start, previous_output = 0, None
     for index, line in _turns(events):
         polls = [e for e in events[start:index] if _is_poll(e)]
-        if line is None or _count(line) < _count(previous_line):
-            changed = _first_change(polls, previous_output)
-            out.append((line, len(polls), None if changed is None else len(polls) - 1 - changed))
+        cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
+        changed = _first_change(polls, previous_output)
+        out.append((line, len(polls), None if changed is None else len(polls) - 1 - changed,
+                    cause is not None and _is_poll(cause)))
         if polls:
             previous_output = polls[-1]
-        start, previous_line = index, line
+        start = index
     return out
 
 
@@ -362,6 +363,8 @@ def _polls_lane(fake: Events, real: Events, out: list[Difference]) -> None:
     for n, (f, r) in enumerate(zip(_poll_windows(fake), _poll_windows(real), strict=False), start=1):
         if f[0] != r[0]:
             return  # another footer: the footer lane says so
+        if not f[3]:
+            continue  # an answer (or a key) drew it
         if abs(f[1] - r[1]) > int(f[1] * POLL_SLACK) or (None not in (f[2], r[2]) and f[2] != r[2]):
             out.append(Difference("polls", f"before {f[0] or 'clearing'} (#{n})",
                                   {"polls": f[1], "after the change": f[2]},

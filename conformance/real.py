@@ -170,7 +170,6 @@ class RealRunner:
         self.module = folder / "plugin" / "hooks" / "agent-cards.js"
         self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
         self.calls_file = folder / "lich" / "calls.json"
-        self.dialogs: list[tuple[float, bool]] = []  # each dialog the runner answered: when, and yes or no
         self.remarks: list[str] = []
 
     def _call_steps(self) -> Iterator[steps.CallStep]:
@@ -411,7 +410,6 @@ class RealRunner:
                 except TimeoutError:
                     continue
                 asks.pop(0)
-                self.dialogs.append((time.time(), yes))
                 interrupted = not yes
                 continue
             if time.monotonic() >= deadline:

@@ -62,32 +62,29 @@ def _count(line: Any) -> int:
     return int(found.group()) if found else 0
 
 
+#: lich's footer poll: a footer drawn a poll late comes this much later.
+POLL_S = 5.0
+
+
 @contextlib.contextmanager
 def _footer_one_poll_late() -> Iterator[None]:
-    """A footer that falls is drawn only after the next poll."""
-    drawn: dict[int, Any] = {}
+    """A footer that falls is drawn a poll (5 s) late: the draw is dropped and done again then."""
+    original = FakeClaudeCode.render_footer
     held: set[int] = set()
-    original_record, original_run = Transcript.record, FakeClaudeCode.run_process
 
-    def record(self: Transcript, kind: str, **fields: Any) -> dict[str, Any]:
-        if kind == "footer":
-            last = drawn.get(id(self))
-            if _count(fields.get("line")) < _count(last) and id(self) not in held:
-                held.add(id(self))
-                return {"t": 0, "kind": kind, **fields}
-            drawn[id(self)] = fields.get("line")
-        return original_record(self, kind, **fields)
+    async def render_footer(self: FakeClaudeCode) -> None:
+        footers = self.transcript.of("footer")
+        last = footers[-1].get("line") if footers else None
+        await original(self)
+        drawn = self.transcript.events[-1]
+        if drawn["kind"] == "footer" and _count(drawn.get("line")) < _count(last) and id(self) not in held:
+            held.add(id(self))
+            self.transcript.events.pop()
+            self.loop.call_later(POLL_S, self.schedule_footer)
+        elif drawn["kind"] == "footer":
+            held.discard(id(self))
 
-    async def run_process(self: FakeClaudeCode, argv: Any, timeout_ms: int, signal: Any) -> Any:
-        result = await original_run(self, argv, timeout_ms, signal)
-        if list(argv)[1:2] == ["sessions"] and id(self.transcript) in held:
-            held.discard(id(self.transcript))
-            drawn[id(self.transcript)] = None
-            self.schedule_footer()
-        return result
-
-    with mock.patch.object(Transcript, "record", record), mock.patch.object(FakeClaudeCode, "run_process",
-                                                                            run_process):
+    with mock.patch.object(FakeClaudeCode, "render_footer", render_footer):
         yield
 
 
