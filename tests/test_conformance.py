@@ -99,6 +99,16 @@ def test_a_footer_drawn_a_poll_late_differs_in_its_polls() -> None:
     assert compare(drifted, slower).conforms  # one poll fewer in 11: the drift of real polls
 
 
+def test_polls_are_not_counted_before_a_turn_an_answer_drew() -> None:
+    """A TaskStop's close lowers the count: how many polls ran before it is the pace of the real turns."""
+    shown: list[dict[str, Any]] = [{"t": 0, "kind": "footer", "line": "lich: 2 workers"},
+                                   {"t": 1000, "kind": "call", "call": "c3", "tool": "TaskStop"}]
+    closed = [{"t": 1030, "kind": "answer", "call": "c3", "result": "ok"}, {"t": 1030, "kind": "footer",
+                                                                           "line": "lich: 1 worker"}]
+    real = [*shown, _poll(5000, "[busy]"), {**closed[0], "t": 6000, "read": ""}, {**closed[1], "t": 6100}]
+    assert compare([*shown, *closed], real).conforms
+
+
 def test_cause_before_effect_and_each_event_in_time() -> None:
     fake: list[dict[str, Any]] = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
             {"t": 5, "kind": "permission", "call": "c1", "outcome": "allow", "via": "dialog"},
