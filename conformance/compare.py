@@ -1,42 +1,82 @@
-"""The fake host's transcript and the real engine's, side by side.
+"""The fake host's transcript and the real engine's, side by side: every lane, the order of cause and effect,
+and the time of each event after the one that caused it.
 
-Real turns take seconds, so events are matched by kind, order and call id, not by time. Each transcript
-becomes lanes, and each lane is compared on its own:
+Each transcript becomes lanes, and each lane is compared on its own:
 
 | lane | what is compared |
 |---|---|
 | ``session.start`` | how many times it was raised, in order, and ``interactive`` |
-| ``call`` | the calls in order: id and tool |
-| ``answer`` | per call id: the arm (a result, a deny or an error) and what the model read (below) |
+| ``call`` | the calls in order: id, tool and input |
+| ``permission`` | per call: the outcome and how it was decided (``via``) |
+| ``spawn`` | per call: whether ``agent.spawn`` came, and its arm (the mod took the call, or Claude Code's own) |
+| ``answer`` | per call id: the arm (a result, a wrapped error, a plain error) and the exact text the model |
+|  | read, through :data:`NORMALISATIONS` only |
 | ``run`` | the mod's runs matched by argv (lich's 5 s ``sessions`` polls aside): exit, stdout, stderr, |
-|  | whether it failed, and its ms within :data:`TOLERANCE` |
-| ``toast`` | the texts in order |
-| ``footer`` | the lich line's turning points in order (:func:`turning_points`) |
-| ``native`` | which Agent calls Claude Code ran itself |
+|  | whether it failed, ``timeout_ms`` (when both sides know it), and its ms within :data:`RUN_TOLERANCE` |
+| ``polls`` | for each turn of the footer a poll drew (in the fake host): how many polls ran since the turn |
+|  | before (within :data:`POLL_SLACK`), and how many after the one whose output changed (exactly: none) |
+| ``toast`` | the texts in order, exactly |
+| ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included |
+| ``native`` | which calls Claude Code ran itself, with which input (and the task its agent read) |
+| ``note`` | the notes lich typed, in order, exactly |
+| ``report`` | what the engine reported about a hook (the real run shows none the harness can read) |
 | ``keys`` | Esc and reload in order |
+| ``order`` | per call: its permission before its spawn and its answer, its spawn before a launch's answer |
+| ``time`` | each event's ms after its cause (below) within :data:`TIME_TOLERANCE` |
 
-What the model read: a deny's text inside the tool_result (a ``tool.call`` deny reaches it as
-``<tool_use_error>…</tool_use_error>``), an error's text, a launch's ``agentId``, a TaskStop's JSON keys,
-each ``context`` line somewhere after the call's tool_result. Not compared: ``permission`` and ``spawn``
-(no counterpart outside the engine), ``check`` (the fake host's memory), ``note`` and ``report`` (fake-lich
-types no note; the engine's reports are screen lines), and when each 5 s poll ran.
+The cause of an event, in its own transcript: for a call's permission, spawn, native agent and answer, the
+latest event of that call before it (the call, its check, its spawn); for a run or a toast, the latest event
+of any call before it; for a note, the latest call before it (a report's delay counts from the call); for a
+turn of the footer, the latest answer, poll, Esc or reload before it (what redrew it). An answer to a call the
+person interrupted (Esc, a "no") is read by the model only with the next prompt, so its time is not compared.
+Not compared: ``check`` (the fake host's memory), and ``timeout_ms`` when the real run cannot see it (the
+session host passes it to its own runs, beyond the wrappers).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_cards.record import Record, field
 
-#: A run's ms, real against virtual: within this many ms plus this share of the virtual ms.
-TOLERANCE = (1500, 0.25)
-TOLERANCE_TEXT = (f"a run's ms within ±({TOLERANCE[0]} ms + {TOLERANCE[1]:.0%}); other events matched by kind, "
-                  "order and call id, not by time")
+#: A run's ms, real against fake: within this many ms plus this share of the shorter of the two (a fake
+#: run 1.2 s slower than the real one is a difference; fake-lich's start-up under load is not).
+RUN_TOLERANCE = (500, 0.25)
+#: An event's ms after its cause, real against fake: within this many ms plus this share of the fake's (real
+#: turns take seconds: the engine reaches a call's hooks 0.2-3 s after the model's reply).
+TIME_TOLERANCE = (3000, 0.05)
+#: A poll-drawn footer's window: the real count of polls within this share of the fake's (rounded down).
+POLL_SLACK = 0.1
+#: The same for the engine's reaction to the model's reply or to a changed module (the first event after a call,
+#: a footer after a reload): the real engine takes up to seconds to read a reply and reach its hooks, more
+#: under load.
+REACTION_TOLERANCE = 6000
+TOLERANCE_TEXT = (f"a run's ms within ±({RUN_TOLERANCE[0]} ms + {RUN_TOLERANCE[1]:.0%} of the shorter); each "
+                  f"event's ms after its cause within ±({TIME_TOLERANCE[0]} ms + {TIME_TOLERANCE[1]:.0%}), "
+                  f"±({REACTION_TOLERANCE} ms + {TIME_TOLERANCE[1]:.0%}) for the engine's reaction to a call or a "
+                  f"reload; polls before a footer the polls drew within {POLL_SLACK:.0%}, none late")
 LAUNCHED = "Async agent launched successfully"
-NOT_COMPARED = ("permission", "spawn", "check", "note", "report")
+CONTEXT_PREFIX = "tool.call hook additional context: "
+#: How the engine shows the model what the fake host's answer says, each the one way a text may differ.
+NORMALISATIONS: dict[str, str] = {
+    "tool_use_error": "a deny (a tool.call hook's, or the engine's own error written so) reaches the model as "
+                      "<tool_use_error>TEXT</tool_use_error>: the same TEXT, wrapped",
+    "launch": "an async_launched result reaches the model as Claude Code's launch text: it starts "
+              f"{LAUNCHED!r} and names 'agentId: ID' (a native agent's ID is the engine's own)",
+    "completed": "a completed result reaches the model as its report: each line of it, a whole line of the text",
+    "json": "any other mapping result reaches the model as JSON: the fake host's keys, equal",
+    "context": f"each context line reaches the model after the call's result as the whole line "
+               f"{CONTEXT_PREFIX!r} + LINE",
+    "task": "a native agent reads the call's prompt after Claude Code's own <system-reminder> blocks, which "
+            "are left aside",
+    "by order": "with calls raised side by side, what fake-lich numbers by the order its opens arrive (ids, "
+                "tickets, labels) is compared as placeholders",
+    "paths": "the real run's paths (lich's binary, the project) are read as the scenario's virtual ones",
+}
+NOT_COMPARED = ("check",)
 #: What fake-lich hands out by the order opens reach it (ids, tickets, labels): calls raised side by side
 #: reach it in another order in the real engine, so a scenario with parallel calls compares them as one.
 _BY_ORDER = [
@@ -47,6 +87,9 @@ _BY_ORDER = [
     (re.compile(r"session-\d+-"), "session-<n>-"),
     (re.compile(r'"nextSeq":\d+'), '"nextSeq":<n>'),
 ]
+#: A lane with fewer states than the other: this, never a state (a footer that never clears is not one
+#: that clears).
+ABSENT = "(no such state)"
 
 
 def by_order(value: Any) -> Any:
@@ -82,25 +125,16 @@ class Comparison(Record):
         return not self.differences
 
 
+Events = Sequence[Mapping[str, Any]]
+
+
 def _is_poll(event: Mapping[str, Any]) -> bool:
     argv = event.get("argv") or []
-    return len(argv) >= 2 and argv[1] == "sessions"
+    return event["kind"] == "run" and len(argv) >= 2 and argv[1] == "sessions"
 
 
-def _runs(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _runs(events: Events) -> list[Mapping[str, Any]]:
     return [e for e in events if e["kind"] == "run" and not _is_poll(e)]
-
-
-def _footers(events: Sequence[Mapping[str, Any]]) -> list[str | None]:
-    out: list[str | None] = []
-    for e in events:
-        if e["kind"] != "footer":
-            continue
-        line = e.get("line")
-        if (out and out[-1] == line) or (not out and line is None):
-            continue
-        out.append(line)
-    return out
 
 
 def _count(line: str | None) -> int:
@@ -108,20 +142,33 @@ def _count(line: str | None) -> int:
     return int(digits.group()) if digits else 0
 
 
-def turning_points(lines: Sequence[str | None]) -> list[str | None]:
-    """The lich line where its count turns: a count that climbs (or falls) step by step, as parallel calls
-    land one by one in real time, is kept only where it stops climbing (falling)."""
-    out: list[str | None] = [None]  # before the first draw: no lich line
-    for line in lines:
-        if len(out) >= 2 and (_count(out[-2]) < _count(out[-1]) < _count(line)
-                              or _count(out[-2]) > _count(out[-1]) > _count(line)):
-            out[-1] = line
+def _turns(events: Events) -> list[tuple[int, str | None]]:
+    """The footer's turning points with the index of the event that drew each (see :func:`turning_points`)."""
+    drawn: list[tuple[int, str | None]] = []
+    for i, e in enumerate(events):
+        if e["kind"] != "footer":
+            continue
+        line = e.get("line")
+        if (drawn and drawn[-1][1] == line) or (not drawn and line is None):
+            continue
+        drawn.append((i, line))
+    out: list[tuple[int, str | None]] = [(-1, None)]  # before the first draw: no lich line
+    for i, line in drawn:
+        if len(out) >= 2 and (_count(out[-2][1]) < _count(out[-1][1]) < _count(line)
+                              or _count(out[-2][1]) > _count(out[-1][1]) > _count(line)):
+            out[-1] = (i, line)
         else:
-            out.append(line)
+            out.append((i, line))
     return out[1:]
 
 
-def _of(events: Sequence[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
+def turning_points(lines: Sequence[str | None]) -> list[str | None]:
+    """The lich line where its count turns: a count that climbs (or falls) step by step, as parallel calls
+    land one by one in real time, is kept only where it stops climbing (falling)."""
+    return [line for _, line in _turns([{"kind": "footer", "line": line} for line in lines])]
+
+
+def _of(events: Events, kind: str) -> list[Mapping[str, Any]]:
     return [e for e in events if e["kind"] == kind]
 
 
@@ -134,33 +181,53 @@ def _short(value: Any, limit: int = 400) -> Any:
 def _sequence(lane: str, fake: Sequence[Any], real: Sequence[Any], out: list[Difference],
               label: str = "#") -> None:
     for i in range(max(len(fake), len(real))):
-        f = fake[i] if i < len(fake) else None
-        r = real[i] if i < len(real) else None
+        f = fake[i] if i < len(fake) else ABSENT
+        r = real[i] if i < len(real) else ABSENT
         if f != r:
             why = ("only the fake host has it" if i >= len(real) else "only the real engine has it"
                    if i >= len(fake) else "they differ")
             out.append(Difference(lane, f"{label}{i + 1}", _short(f), _short(r), why))
 
 
+# -- answers ------------------------------------------------------------------------------------------
+
+
+def wrapped(text: str) -> str | None:
+    """The TEXT of ``<tool_use_error>TEXT</tool_use_error>`` (normalisation ``tool_use_error``), else None."""
+    inner = re.fullmatch(r"(?s)<tool_use_error>(.*)</tool_use_error>", text)
+    return inner.group(1) if inner else None
+
+
+def _arm(answer: Mapping[str, Any]) -> tuple[str, Any]:
+    """An answer as the model reads it: ``("wrapped", TEXT)``, ``("error", TEXT)`` or ``("result", value)``.
+
+    The fake host's ``deny`` is a hook's deny, which the engine wraps; the real transcript's ``deny`` is
+    already the TEXT inside the wrapper (the harness takes it out)."""
+    if "deny" in answer:
+        return "wrapped", str(answer["deny"])
+    if "error" in answer:
+        text = str(answer["error"])
+        inner = wrapped(text)
+        return ("error", text) if inner is None else ("wrapped", inner)
+    return "result", answer.get("result")
+
+
 def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | None:
     """Why the real tool_result is not what the fake host's answer says the model reads (None: it is)."""
-    said = real.get("deny", real.get("error"))
-    read = str(real.get("read", ""))
-    if "deny" in fake or "error" in fake:
-        expected = str(fake.get("deny", fake.get("error")))
-        expected = re.sub(r"(?s)^<tool_use_error>(.*)</tool_use_error>$", r"\1", expected)
-        if said is None:
-            return "the fake host refuses the call; the real engine gave a result"
-        if expected not in str(said):
-            return "the model read another refusal"
-    elif "result" in fake:
-        if said is not None:
-            return "the fake host gives a result; the real engine refused the call"
-        problem = _result_problem(fake["result"], real.get("result"))
+    (fake_arm, fake_value), (real_arm, real_value) = _arm(fake), _arm(real)
+    if fake_arm != real_arm:
+        names = {"wrapped": "a <tool_use_error>", "error": "a plain error", "result": "a result"}
+        return f"the fake host gives {names[fake_arm]}; the real engine gave {names[real_arm]}"
+    if fake_arm != "result":
+        if fake_value != real_value:
+            return "the model read another text"
+    else:
+        problem = _result_problem(fake_value, real_value)
         if problem:
             return problem
+    read_lines = str(real.get("read", "")).split("\n")
     for line in fake.get("context") or []:
-        if str(line) not in read:
+        if CONTEXT_PREFIX + str(line) not in read_lines:
             return f"the model never read the context line {_short(str(line), 120)!r}"
     return None
 
@@ -170,17 +237,20 @@ def _result_problem(fake: Any, real: Any) -> str | None:
     if isinstance(fake, Mapping):
         native = "resolvedModel" in fake  # Claude Code's own agent: its agentId is the engine's to choose
         if fake.get("status") == "async_launched":
-            if LAUNCHED not in text:
+            if not text.startswith(LAUNCHED):
                 return "not a launch"
-            if not native and fake.get("agentId") and f"agentId: {fake['agentId']}" not in text:
+            named = re.search(r"^agentId: (\S+)", text, re.MULTILINE)
+            if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "another agentId"
             return None
         if fake.get("status") == "completed":
             report = "\n".join(str(b.get("text", "")) for b in fake.get("content") or [] if isinstance(b, Mapping))
-            missing = [line for line in report.splitlines() if line.strip() and line.strip() not in text]
+            lines = text.split("\n")
+            missing = [line for line in report.splitlines() if line.strip() and line not in lines]
             if missing:
                 return f"the model never read the report's line {_short(missing[0], 120)!r}"
-            if not native and f"agentId: {fake.get('agentId')}" not in text:
+            named = re.search(r"agentId: (\S+)", text)
+            if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "another agentId"
             return None
         if isinstance(real, Mapping):
@@ -189,12 +259,11 @@ def _result_problem(fake: Any, real: Any) -> str | None:
             if wrong or missing_keys:
                 return "other fields: " + ", ".join([*wrong, *(f"{k} (missing)" for k in missing_keys)])
             return None
-        absent = [k for k, v in fake.items() if isinstance(v, str) and v and k != "outputFile" and v not in text]
-        return f"the model never read {', '.join(absent)}" if absent else None
-    return None if str(fake) in text else "the model read another result"
+        return "the model read text where the fake host gives fields"
+    return None if str(fake) == text else "the model read another result"
 
 
-def _answers(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], out: list[Difference]) -> None:
+def _answers(fake: Events, real: Events, out: list[Difference]) -> None:
     real_by = {e["call"]: e for e in _of(real, "answer")}
     for f in _of(fake, "answer"):
         r = real_by.pop(f["call"], None)
@@ -211,39 +280,206 @@ def _answers(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]
                               "only the real engine answered it"))
 
 
+# -- runs and polls -----------------------------------------------------------------------------------
+
+
 def _run_key(e: Mapping[str, Any]) -> dict[str, Any]:
     return {"argv": list(e.get("argv") or []), "exit": e.get("exit"), "stdout": e.get("stdout"),
             "stderr": e.get("stderr"), "failed": e.get("error") is not None}
 
 
-def _run_lane(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], out: list[Difference]) -> None:
-    """Runs matched by argv, each fake run with the first real one of the same argv not matched yet (calls
-    raised side by side start their runs in any order), then compared field by field."""
+def _run_pairs(fake: Events, real: Events) -> tuple[list[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+                                                    list[Mapping[str, Any]]]:
+    """Each fake run with the first real one of the same argv not matched yet (calls raised side by side
+    start their runs in any order); the real runs left over."""
     left = list(_runs(real))
-    for i, f in enumerate(_runs(fake), start=1):
+    pairs: list[tuple[Mapping[str, Any], Mapping[str, Any] | None]] = []
+    for f in _runs(fake):
+        r = next((r for r in left if list(r.get("argv") or []) == list(f.get("argv") or [])), None)
+        if r is not None:
+            left.remove(r)
+        pairs.append((f, r))
+    return pairs, left
+
+
+def _run_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+    pairs, left = _run_pairs(fake, real)
+    for i, (f, r) in enumerate(pairs, start=1):
         fk = _run_key(f)
         label = f"#{i} {' '.join(map(str, fk['argv'][1:3]))}"
-        r = next((r for r in left if list(r.get("argv") or []) == fk["argv"]), None)
         if r is None:
             out.append(Difference("run", label, fk, None, "only the fake host ran it"))
             continue
-        left.remove(r)
         rk = _run_key(r)
-        wrong = [k for k in fk if fk[k] != rk[k]]
+        if "timeout_ms" in f and "timeout_ms" in r:
+            fk["timeout_ms"], rk["timeout_ms"] = f["timeout_ms"], r["timeout_ms"]
+        wrong = [k for k in fk if fk[k] != rk.get(k)]
         if wrong:
             out.append(Difference("run", label, {k: _short(fk[k]) for k in ["argv", *wrong]},
-                                  {k: _short(rk[k]) for k in ["argv", *wrong]}, "differs in " + ", ".join(wrong)))
+                                  {k: _short(rk.get(k)) for k in ["argv", *wrong]}, "differs in " + ", ".join(wrong)))
             continue
         fm, rm = f.get("ms"), r.get("ms")
-        if isinstance(fm, int) and isinstance(rm, int) and abs(rm - fm) > TOLERANCE[0] + TOLERANCE[1] * fm:
+        if isinstance(fm, int) and isinstance(rm, int) and abs(rm - fm) > RUN_TOLERANCE[0] + RUN_TOLERANCE[1] * min(
+                fm, rm):
             out.append(Difference("run", label, {"ms": fm}, {"ms": rm}, "took another time than the tolerance allows"))
     for r in left:
         out.append(Difference("run", " ".join(map(str, (r.get("argv") or [])[1:3])), None, _run_key(r),
                               "only the real engine ran it"))
 
 
-def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]], *,
-            side_by_side: bool = False, missing_program: str | None = None) -> Comparison:
+def _poll_windows(events: Events) -> list[tuple[str | None, int, int | None, bool]]:
+    """For each turn of the footer: the line, how many polls ran since the previous turn, how many of them came
+    after the first one whose output changed (a footer drawn a poll late has one; None when no poll's output
+    changed), and whether a poll drew it (a poll is the latest of its causes: answers, polls, Esc, reloads).
+    Turns an answer drew depend on the pace of the turns, not on the polls; the window after the last turn
+    is left open (the real run goes on after the fake's end)."""
+    out: list[tuple[str | None, int, int | None, bool]] = []
+    start, previous_output = 0, None
+    for index, line in _turns(events):
+        polls = [e for e in events[start:index] if _is_poll(e)]
+        cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
+        changed = _first_change(polls, previous_output)
+        out.append((line, len(polls), None if changed is None else len(polls) - 1 - changed,
+                    cause is not None and _is_poll(cause)))
+        if polls:
+            previous_output = polls[-1]
+        start = index
+    return out
+
+
+def _first_change(polls: Sequence[Mapping[str, Any]], before: Mapping[str, Any] | None) -> int | None:
+    """The index of the first poll whose output differs from the poll before it, None when none does (or no
+    poll ran before the first)."""
+    for i, e in enumerate(polls):
+        prior = polls[i - 1] if i else before
+        if prior is not None and (e.get("stdout"), e.get("exit")) != (prior.get("stdout"), prior.get("exit")):
+            return i
+    return None
+
+
+def _polls_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+    """Each poll-drawn turn: the polls of its window within :data:`POLL_SLACK` of the fake's count (real polls
+    drift by their own run time), and none late."""
+    for n, (f, r) in enumerate(zip(_poll_windows(fake), _poll_windows(real), strict=False), start=1):
+        if f[0] != r[0]:
+            return  # another footer: the footer lane says so
+        if not f[3]:
+            continue  # an answer (or a key) drew it
+        if abs(f[1] - r[1]) > int(f[1] * POLL_SLACK) or (None not in (f[2], r[2]) and f[2] != r[2]):
+            out.append(Difference("polls", f"before {f[0] or 'clearing'} (#{n})",
+                                  {"polls": f[1], "after the change": f[2]},
+                                  {"polls": r[1], "after the change": r[2]}, "the footer turned after other polls"))
+
+
+# -- order and time -----------------------------------------------------------------------------------
+
+
+def _first(events: Events, kind: str, call: str) -> tuple[int, Mapping[str, Any]] | None:
+    return next(((i, e) for i, e in enumerate(events) if e["kind"] == kind and e.get("call") == call), None)
+
+
+def _order_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+    """Per call, cause before effect as the fake host has it: the permission before the spawn and the
+    answer, the spawn before the answer of a launch (lich's, or Claude Code's own)."""
+    for call in [e["call"] for e in _of(fake, "call")]:
+        answer = _first(fake, "answer", call)
+        launch = answer is not None and _arm(answer[1])[0] == "result"
+        pairs = [("permission", "spawn"), ("permission", "answer")] + ([("spawn", "answer")] if launch else [])
+        for before, after in pairs:
+            sides = []
+            for events in (fake, real):
+                a, b = _first(events, before, call), _first(events, after, call)
+                sides.append(None if a is None or b is None else a[0] < b[0])
+            if None not in sides and sides[0] != sides[1]:
+                said = {True: f"{before} before {after}", False: f"{after} before {before}"}
+                out.append(Difference("order", f"{call} {before}/{after}", said[bool(sides[0])],
+                                      said[bool(sides[1])], "cause and effect in another order"))
+
+
+def _interrupted(events: Events) -> set[str]:
+    """Calls whose answer came with an Esc or a "no" before it: the model reads it only with a next prompt."""
+    out: set[str] = set()
+    for call in [e["call"] for e in _of(events, "call")]:
+        start, answer = _first(events, "call", call), _first(events, "answer", call)
+        if start is None or answer is None:
+            continue
+        between = events[start[0]:answer[0] + 1]
+        if any(e["kind"] == "esc" or (e["kind"] == "permission" and e.get("call") == call
+                                      and e.get("via") == "dialog" and e.get("outcome") == "deny")
+               for e in between):
+            out.add(call)
+    return out
+
+
+def _cause(events: Events, index: int, kinds: Callable[[Mapping[str, Any]], bool]) -> Mapping[str, Any] | None:
+    for e in reversed(events[:index]):
+        if kinds(e):
+            return e
+    return None
+
+
+def _delay(events: Events, index: int) -> tuple[int, bool] | None:
+    """Ms from the event at ``index`` back to its cause (module docstring), and whether that is the engine's
+    reaction to the model's reply or to a changed module (the cause is a call or a reload); None: no cause."""
+    e = events[index]
+    t = int(e.get("t", 0))
+    chain = ("call", "permission", "spawn", "native", "answer")
+    if e["kind"] in chain:
+        cause = _cause(events, index, lambda c: c["kind"] in chain and c.get("call") == e.get("call"))
+    elif e["kind"] == "footer":
+        cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
+    elif e["kind"] == "note":
+        return None if (called := _cause(events, index, lambda c: c["kind"] == "call")) is None else (
+            t - int(called.get("t", 0)), False)  # lich's clock: a report counts from the call
+    else:
+        cause = _cause(events, index, lambda c: c["kind"] in chain)
+    return None if cause is None else (t - int(cause.get("t", 0)), cause["kind"] in ("call", "reload"))
+
+
+def _time_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+    pairs: list[tuple[str, int, int]] = []  # (label, fake index, real index)
+    index_of = {id(e): i for i, e in enumerate(fake)}
+    real_index = {id(e): i for i, e in enumerate(real)}
+    skip = _interrupted(fake) | _interrupted(real)
+    for kind in ("permission", "spawn", "native", "answer"):
+        for f in _of(fake, kind):
+            call = str(f.get("call"))
+            found = _first(real, kind, call)
+            if found is not None and not (kind == "answer" and call in skip):
+                pairs.append((f"{kind} {call}", index_of[id(f)], found[0]))
+    run_pairs, _ = _run_pairs(fake, real)
+    for n, (f, r) in enumerate(run_pairs, start=1):
+        if r is not None:
+            pairs.append((f"run #{n} {' '.join(map(str, (f.get('argv') or [])[1:3]))}", index_of[id(f)],
+                          real_index[id(r)]))
+    for kind in ("toast", "note"):
+        for n, (fe, re_) in enumerate(zip(_of(fake, kind), _of(real, kind), strict=False), start=1):
+            pairs.append((f"{kind} #{n}", index_of[id(fe)], real_index[id(re_)]))
+    for n, ((fi, _), (ri, _)) in enumerate(zip(_turns(fake), _turns(real), strict=False), start=1):
+        pairs.append((f"footer #{n}", fi, ri))
+    for label, fi, ri in pairs:
+        fake_delay, real_delay = _delay(fake, fi), _delay(real, ri)
+        if fake_delay is None or real_delay is None:
+            continue
+        (fd, reaction), (rd, _) = fake_delay, real_delay
+        base = REACTION_TOLERANCE if reaction else TIME_TOLERANCE[0]
+        if abs(rd - fd) > base + TIME_TOLERANCE[1] * abs(fd):
+            out.append(Difference("time", label, {"ms after its cause": fd}, {"ms after its cause": rd},
+                                  "came at another time than the tolerance allows"))
+
+
+# -- the comparison -----------------------------------------------------------------------------------
+
+
+def _spawn_arm(e: Mapping[str, Any]) -> str:
+    answer = e.get("answer")
+    if isinstance(answer, str):
+        return answer
+    return "deny" if isinstance(answer, Mapping) and isinstance(answer.get("deny"), str) else "native"
+
+
+def compare(fake: Events, real: Events, *, side_by_side: bool = False,
+            missing_program: str | None = None) -> Comparison:
     """The differences; ``side_by_side``: the scenario raises calls in parallel, so what fake-lich numbers by
     the order of its opens is compared as placeholders (:func:`by_order`); ``missing_program``: a program that
     does not exist in the scenario, whose runs (failing to start) no wrapper can see."""
@@ -258,20 +494,48 @@ def compare(fake: Sequence[Mapping[str, Any]], real: Sequence[Mapping[str, Any]]
     out: list[Difference] = []
     _sequence("session.start", [e.get("interactive") for e in _of(fake, "session.start")],
               [e.get("interactive") for e in _of(real, "session.start")], out)
-    _sequence("call", [(e["call"], e.get("tool")) for e in _of(fake, "call")],
-              [(e["call"], e.get("tool")) for e in _of(real, "call")], out)
+    _sequence("call", [(e["call"], e.get("tool"), e.get("input")) for e in _of(fake, "call")],
+              [(e["call"], e.get("tool"), e.get("input")) for e in _of(real, "call")], out)
+    def checks(events: Events) -> list[tuple[str, Any, Any]]:
+        return sorted((str(e.get("call")), e.get("outcome"), e.get("via")) for e in _of(events, "permission"))
+    _sequence("permission", checks(fake), checks(real), out)
+    _sequence("spawn", sorted((str(e.get("call")), _spawn_arm(e)) for e in _of(fake, "spawn")),
+              sorted((str(e.get("call")), _spawn_arm(e)) for e in _of(real, "spawn")), out)
     _answers(fake, real, out)
     _run_lane(fake, real, out)
+    _polls_lane(fake, real, out)
     _sequence("toast", [e.get("text") for e in _of(fake, "toast")], [e.get("text") for e in _of(real, "toast")], out)
-    _sequence("footer", turning_points(_footers(fake)), turning_points(_footers(real)), out)
-    native_fake = sorted(e["call"] for e in _of(fake, "native") if e.get("tool") == "Agent")
-    native_real = sorted(e["call"] for e in _of(real, "native"))
-    if native_fake != native_real:
-        out.append(Difference("native", "Agent", native_fake, native_real, "Claude Code ran its own agent for "
-                              "other calls"))
+    _sequence("footer", [line for _, line in _turns(fake)], [line for _, line in _turns(real)], out)
+    _native_lane(fake, real, out)
+    _sequence("note", [e.get("text") for e in _of(fake, "note")], [e.get("text") for e in _of(real, "note")], out)
+    _sequence("report", [e.get("text") for e in _of(fake, "report")], [e.get("text") for e in _of(real, "report")],
+              out)
     _sequence("keys", [e["kind"] for e in fake if e["kind"] in ("esc", "reload")],
               [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
+    _order_lane(fake, real, out)
+    _time_lane(fake, real, out)
     for e in fake:
         if e["kind"] in NOT_COMPARED:
             unseen[e["kind"]] = unseen.get(e["kind"], 0) + 1
     return Comparison(out, unseen)
+
+
+def task_of(text: str) -> str:
+    """What a native agent was asked, its engine's reminders aside (normalisation ``task``)."""
+    return re.sub(r"(?s)^(\s*<system-reminder>.*?</system-reminder>)*\s*", "", text)
+
+
+def _native_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+    """Which Agent calls Claude Code ran itself, and with which input: the real side's input is the call's
+    as the model sent it, with ``prompt`` the task its agent read."""
+    def inputs(events: Events, real_side: bool) -> list[tuple[str, Any]]:
+        found = []
+        for e in events:
+            if e["kind"] != "native" or e.get("tool", "Agent") != "Agent":
+                continue
+            given = dict(e.get("input") or {})
+            if real_side and "task" in e:
+                given["prompt"] = task_of(str(e["task"]))
+            found.append((str(e.get("call")), given))
+        return sorted(found, key=lambda pair: pair[0])
+    _sequence("native", inputs(fake, False), inputs(real, True), out)

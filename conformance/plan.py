@@ -14,8 +14,11 @@ and the same to the engine). One choice per feature:
 - git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
   message: a project that is not a git repository;
 - ``agent_types``: ``.claude/agents/<type>.md`` in the project;
-- ``esc_after: N``: Esc N ms after the model's reply raised the step's calls; ``esc``: Esc between turns;
-- ``reload``: the plugin's module file changed, then ``/reload-plugins``;
+- ``esc_after: N``: Esc at the scenario's moment: when the fake host's open starts before it, N ms after the
+  call counted from the real open's start (the bridge has reached the open), else N ms after the model's
+  reply raised the step's calls; ``esc``: Esc between turns;
+- ``reload``: the plugin's module file changed, which Claude Code reloads by itself (one trigger:
+  ``/reload-plugins`` as well would start a second session host), ``/reload-plugins`` only if it did not;
 - ``session.start`` (interactive): ``/clear``;
 - ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
 - ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
@@ -37,6 +40,9 @@ from agent_cards_simulator.scenario.model import Scenario
 MAX_SPAN_MS = 125_000
 #: lich's exit codes a real program prints for an open (a scenario may set any number by hand).
 OPEN_EXITS = (0, 1)
+#: How long the mod lets a ``lich open`` run: a hung open lasts this long.
+OPEN_TIMEOUT_MS = 120_000
+POLL_MS = 5_000
 GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
 
 
@@ -58,7 +64,9 @@ class Plan(Value):
     scenario: Scenario
     permission: RealPermission
     git: RealGit
-    end_ms: int  # the fake host's last event: the run lets real time pass up to here
+    end_ms: int  # the fake host's last event (at most the cap): the run lets real time pass up to here
+    opens: Mapping[str, int] = field(default_factory=dict)  # call id: how many opens come before its own
+    open_after: Mapping[str, int] = field(default_factory=dict)  # call id: ms from the call to its open's start
 
 
 def _span(events: Sequence[Mapping[str, Any]]) -> int:
@@ -74,10 +82,32 @@ def _agent_type(call: steps.ToolCall) -> str:
     return value if isinstance(value, str) and value else "general-purpose"
 
 
+def declared_span(scenario: Scenario) -> int:
+    """The virtual ms the scenario itself asks for (its waits, its untils, lich's scripted ms and reports,
+    a hung open's timeout): what decides whether it fits in real time. The fake host's own span does not:
+    a fake host that stretches a scenario past the cap must show up as a difference, not as "cannot run"."""
+    t = 0
+    for step in scenario.steps:
+        if isinstance(step, steps.Wait):
+            t += step.ms
+        elif isinstance(step, steps.Until):
+            t = max(t, step.t)
+    lich = scenario.lich
+    scripted = [o for o in (lich.default_open, *lich.opens, *lich.by_prompt.values()) if o is not None]
+    for call in _calls(scenario):
+        if call.lich is not None:
+            scripted.append(call.lich)
+    longest = max((max(o.ms, o.report.after_ms if o.report is not None else 0) for o in scripted), default=0)
+    if any(o.hang for o in scripted):  # its timeout, then up to two 5 s polls before the footer shows it
+        longest = max(longest, OPEN_TIMEOUT_MS + 2 * POLL_MS)
+    windows = max((w.until_ms for w in lich.lists), default=0)
+    return max(t, longest, windows)
+
+
 def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | None:
     """Why the real engine cannot show this scenario, or None when it can run."""
     session = scenario.session
-    span = _span(events)
+    span = declared_span(scenario)
     if span > MAX_SPAN_MS:
         return f"a virtual span of {span / 1000:.0f} s: too long to run in real time (the tier runs up to about 2 min)"
     if not session.start:
@@ -157,4 +187,22 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
         concrete = RealGit("detached")
     else:
         concrete = RealGit("branch", git.branch)
-    return Plan(scenario, permission, concrete, _span(events))
+    opens, open_after = _opens(scenario, events)
+    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after)
+
+
+def _opens(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """Each call's place among the fake host's opens, and how long after the call its open started."""
+    by_prompt = {str(c.input.get("prompt")): c.id for c in _calls(scenario) if c.tool == "Agent"}
+    called = {str(e.get("call")): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
+    opens: dict[str, int] = {}
+    after: dict[str, int] = {}
+    for e in events:
+        argv = [str(a) for a in e.get("argv") or []]
+        if e.get("kind") != "run" or argv[1:2] != ["open"] or "--prompt" not in argv[:-1]:
+            continue
+        call_id = by_prompt.get(argv[argv.index("--prompt") + 1])
+        if call_id is not None and call_id not in opens:
+            opens[call_id] = len(opens)
+            after[call_id] = int(e.get("t", 0)) - called.get(call_id, 0)
+    return opens, after

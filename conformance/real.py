@@ -9,10 +9,21 @@ Where each event comes from:
 | ``call`` | the scripted model: when it sent the step's calls |
 | ``answer`` | the model's next requests: each call's ``tool_result`` (and the text around it, for ``context``) |
 | ``run`` | wrappers around ``fake-lich`` and ``git`` logging argv, output, exit and times (git: the mod's runs only) |
+| ``permission`` | the bridge's log: when the mod's ``tool.call`` hook passed the call on beneath it (the check's |
+|  | moment); its outcome is the person's answer at a dialog, else the run's rules (a hook's deny, a |
+|  | typed deny rule for the call's type), else allow; ``via`` as the fake host names the setting |
+| ``spawn`` | the bridge's log: the last step of the mod's ``agent.spawn`` dispatch; ``answer`` is ``native`` when |
+|  | Claude Code then ran its own agent, else ``deny`` (the mod took the call) |
 | ``toast`` | the bridge's own log (``AGENT_CARDS_BRIDGE_LOG``): the effects handed back with each step |
-| ``footer`` | the screen, read every 0.2 s: the ``lich: …`` line as it changes |
-| ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent) |
+| ``footer`` | the screen, read every 0.2 s until before ``/exit``: the ``lich: …`` line as it changes |
+| ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
+|  | input: the call's input as the model sent it |
+| ``note`` | fake-lich's world after the run: the notes its workers' reports were due to bring, at their time |
 | ``esc``, ``reload`` | the runner, when it presses the key or reloads |
+
+Hook dispatches carry no call id in the bridge's log: each is given to the calls of the step it falls in,
+in the calls' order (the k-th check of a step is the k-th Agent call's; the k-th spawn is the k-th
+spawning call's), which keeps each call's check before its spawn whenever the real engine did.
 
 Times are real ms since the scenario's t=0: the moment the first step began (for a call step, when the
 model sent its calls). Every wait is on the screen, the model's requests or a deadline of the scenario's
@@ -41,7 +52,7 @@ from agent_cards_claude_driver.tui import Tui
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import Plan
 from agent_cards_simulator.lich.install import fake_lich_program
-from agent_cards_simulator.lich.program import create_state
+from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,8 +67,13 @@ def plugin_folder() -> Path | None:
             return folder
     return None
 FOOTER = re.compile(r"lich: \d+ workers?")
+#: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
+STATUS_ROW = re.compile(r"mode on|for shortcuts")
 DIALOG = "Do you want to proceed?"
+#: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
+AGENT_HOOK, SPAWN_HOOK = 1, 3
 STEP_TIMEOUT_S = 90.0
+RELOAD_SEEN_S = 15.0  # how long a changed module may take to start its host before the command is typed
 END_MARKER = "conform end: that is all."
 
 _WRAPPER = """#!/bin/sh
@@ -122,7 +138,9 @@ class _Screen(threading.Thread):
                 self.last = self.tui.screen()
                 found = FOOTER.findall(self.last)
                 line = found[-1] if found else None
-                if not self.footers or self.footers[-1][1] != line:
+                # Without the row the lich line shares (a menu over it, Esc twice), the screen says nothing.
+                seen = line is not None or STATUS_ROW.search(self.last) is not None
+                if seen and (not self.footers or self.footers[-1][1] != line):
                     self.footers.append((time.time(), line))
             self.stop.wait(0.2)
 
@@ -151,6 +169,7 @@ class RealRunner:
         self.bridge_log = folder / "bridge.jsonl"
         self.module = folder / "plugin" / "hooks" / "agent-cards.js"
         self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
+        self.calls_file = folder / "lich" / "calls.json"
         self.remarks: list[str] = []
 
     def _call_steps(self) -> Iterator[steps.CallStep]:
@@ -185,7 +204,7 @@ class RealRunner:
         self.runs.mkdir(parents=True)
         self.boots.mkdir(parents=True)
         env = " ".join(shlex.quote(f"{k}={v}") for k, v in {
-            "FAKE_LICH_STATE": str(self.state), "FAKE_LICH_REAL_SLEEP": "1",
+            "FAKE_LICH_STATE": str(self.state), "FAKE_LICH_REAL_SLEEP": "1", CALLS_ENV: str(self.calls_file),
             "FAKE_LICH_ARGV0": self.scenario.env.get("LICH_BIN") or "lich"}.items())
         (self.runs / "lich").mkdir()
         (self.runs / "git").mkdir()
@@ -252,11 +271,12 @@ class RealRunner:
                     self._steps(tui, model)
                     self._finish(tui, model, watcher)
                     screen = tui.screen()
-                    with contextlib.suppress(TimeoutError, AssertionError):
-                        tui.exit()
                 finally:
+                    # The footer's last state is the one before /exit, which clears the screen.
                     watcher.stop.set()
                     watcher.join(5)
+                with contextlib.suppress(TimeoutError, AssertionError):
+                    tui.exit()
                 events = self._events(model, watcher, sandbox)
         finally:
             model.close()
@@ -264,8 +284,18 @@ class RealRunner:
         return RealRun(events, screen, self.remarks)
 
     def _served(self, n: int) -> None:
-        """The model sent step n's calls: the scenario's clock starts with the first step."""
+        """The model sent step n's calls: the scenario's clock starts with the first step, and fake-lich
+        learns when each call that opens a card was made, and its place among the opens."""
         self._start_clock()
+        calls = json.loads(self.calls_file.read_text(encoding="utf-8")) if self.calls_file.exists() else {}
+        now = self.clock.ms(time.time())
+        for call in self.call_steps.get(n, ()):
+            if call.id in self.plan.opens:
+                calls[str(call.input.get("prompt"))] = {"ms": now, "turn": self.plan.opens[call.id]}
+        self.calls_file.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.calls_file.with_suffix(".tmp")
+        temp.write_text(json.dumps(calls), encoding="utf-8")
+        temp.replace(self.calls_file)
 
     def _start_clock(self) -> None:
         """t=0: lich's state is made now, so that its own clock (real ms since then) is the scenario's."""
@@ -289,10 +319,8 @@ class RealRunner:
                 self._mark("esc")
                 tui.key("Escape")
             elif isinstance(step, steps.Reload):
-                self.module.write_text(self.module.read_text(encoding="utf-8") + f"// reload {time.time_ns()}\n",
-                                       encoding="utf-8")
                 self._mark("reload")
-                tui.type("/reload-plugins")
+                self._reload(tui)
                 tui.wait_idle(30)
             elif isinstance(step, steps.SessionStart):
                 tui.type("/clear")
@@ -302,6 +330,52 @@ class RealRunner:
     def _mark(self, kind: str) -> None:
         self.marks.append({"at": time.time(), "kind": kind})
 
+    def _reload(self, tui: Tui) -> None:
+        """One trigger: the module file changed (Claude Code reloads a changed module by itself, and
+        ``/reload-plugins`` reloads an unchanged one not at all); the command only if the change started
+        no session host."""
+        started = self._hosts()
+        self.module.write_text(self.module.read_text(encoding="utf-8") + f"// reload {time.time_ns()}\n",
+                               encoding="utf-8")
+        try:
+            self._wait(lambda: self._hosts() > started, RELOAD_SEEN_S, "the changed module started no host", tui)
+            return
+        except TimeoutError:
+            self.remarks.append("the changed module was not reloaded by itself: /reload-plugins typed")
+        tui.type("/reload-plugins")
+        self._wait(lambda: self._hosts() > started, 30, "the reload started no session host", tui)
+
+    def _hosts(self) -> int:
+        """How many session hosts the module has started (each one's stdin is kept in ``boots``)."""
+        return len(list(self.boots.glob("boot.*")))
+
+    def _wait(self, done: Callable[[], bool], timeout: float, what: str, tui: Tui) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{what}:\n{tui.screen()}")
+            self.stop.wait(0.05)
+
+    def _open_started(self, since: float) -> float | None:
+        """When the first ``lich open`` since ``since`` started (the bridge has reached the open), or None."""
+        for argv_file in sorted((self.runs / "lich").glob("*.argv")):
+            started = int(argv_file.name.split("-")[0]) / 1e9
+            if started >= since and argv_file.read_text(encoding="utf-8").split("\x1f")[:1] == ["open"]:
+                return started
+        return None
+
+    def _esc_moment(self, step: steps.CallStep, served: float) -> float | None:
+        """When Esc is due: ``esc_after`` ms after the call, counted from the real open's start when the fake
+        host's open starts before it (so Esc lands mid-open however late the engine reached the open)."""
+        if step.esc_after is None:
+            return None
+        before = [self.plan.open_after[c.id] for c in step.calls
+                  if c.id in self.plan.open_after and self.plan.open_after[c.id] <= step.esc_after]
+        if not before:
+            return served + step.esc_after / 1000
+        started = self._open_started(served)
+        return None if started is None else started + (step.esc_after - min(before)) / 1000
+
     def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
         ids = [c.id for c in step.calls]
         asks = [self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers]
@@ -309,15 +383,18 @@ class RealRunner:
         if not model.wait_until(lambda _: n in model.served, STEP_TIMEOUT_S):
             raise TimeoutError(f"the model was never asked for step {n}:\n{tui.screen()}")
         served = model.served[n]
-        esc_at = None if step.esc_after is None else served + step.esc_after / 1000
+        esc_due = step.esc_after is not None
+        esc_at = self._esc_moment(step, served)
         deadline = time.monotonic() + STEP_TIMEOUT_S + max(self._open_ms(c) for c in step.calls) / 1000
         interrupted = False
         while True:
             answered = model.results()
             if all(i in answered for i in ids) or interrupted:
                 break
+            if esc_due and esc_at is None:  # waiting for the open to start
+                esc_at = self._esc_moment(step, served)
             if esc_at is not None and time.time() >= esc_at:
-                esc_at = None
+                esc_at, esc_due = None, False
                 self._mark("esc")
                 tui.key("Escape")
                 interrupted = True
@@ -337,7 +414,8 @@ class RealRunner:
                 continue
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"step {n}'s calls were never answered:\n{screen}")
-            wait = 0.2 if esc_at is None else max(0.0, min(0.2, esc_at - time.time()))
+            idle = 0.05 if esc_due else 0.2  # waiting on the open to start: look more often
+            wait = idle if esc_at is None else max(0.0, min(0.2, esc_at - time.time()))
             model.wait_until(lambda m: False, wait)
         if interrupted:
             with contextlib.suppress(TimeoutError):
@@ -398,11 +476,86 @@ class RealRunner:
             call_id = prompts[matching[-1]] if matching else ""                # may sit inside a long one
             if call_id and call_id not in seen:
                 seen.add(call_id)
-                events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent"})
+                made = next((c for made_calls in model.sent.values() for c in made_calls if c["call"] == call_id),
+                            None)
+                events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent",
+                               "input": dict(made["input"]) if made else {}, "task": task})
+        events += self._checks_and_spawns(model, ms, seen)
+        events += self._notes()
         for mark in self.marks:
             events.append({"t": ms(mark["at"]), "kind": mark["kind"]})
         events.sort(key=lambda e: e["t"])
         return [self._virtual_paths(e, sandbox) for e in events]
+
+    def _checks_and_spawns(self, model: ConformModel, ms: Callable[[float], int],
+                           native: set[str]) -> list[dict[str, Any]]:
+        """``permission`` and ``spawn`` from the bridge's log, each given to the calls of its step in order."""
+        passed: dict[str, float] = {}  # tool.call dispatch (Agent): when its hook passed the call on
+        spawns: dict[str, float] = {}  # agent.spawn dispatch: when it ended
+        hook_of: dict[str, Any] = {}
+        latest: dict[str, str] = {}  # the module's dispatch id: the latest dispatch of that id (a reloaded
+        for line in self._bridge_log():  # module numbers its dispatches from 1 again)
+            given = str(line.get("id"))
+            if line.get("op") == "event":
+                latest[given] = f"{given}#{len(hook_of)}"
+                hook_of[latest[given]] = line.get("hook")
+            key = latest.get(given, given)
+            hook = hook_of.get(key)
+            if hook == AGENT_HOOK and line.get("kind") == "next" and key not in passed:
+                passed[key] = float(line.get("t") or 0)
+            elif hook == SPAWN_HOOK:  # its last step: where it ended (or where the engine gave up on it)
+                spawns[key] = float(line.get("t") or 0)
+        windows = sorted((at, n) for n, at in model.served.items())
+        permission = self.plan.permission
+        via = {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(permission.decision, "hook")
+        out: list[dict[str, Any]] = []
+
+        def step_of(at: float) -> int | None:
+            found = None
+            for served, n in windows:
+                if served <= at:
+                    found = n
+            return found
+
+        by_step: dict[int, list[float]] = {}
+        for at in sorted(passed.values()):
+            n = step_of(at)
+            if n is not None:
+                by_step.setdefault(n, []).append(at)
+        spawning: dict[int, list[str]] = {}
+        for n, times in by_step.items():
+            agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
+            for call, at in zip(agents, times, strict=False):
+                refused = (permission.decision == "hook-deny"
+                           or (permission.decision == "ask" and not permission.answers.get(call.id, True))
+                           or (permission.decision == "deny" and str(call.input.get("subagent_type")
+                                                                      or "general-purpose") in permission.deny_types))
+                outcome = "deny" if refused else "allow"
+                out.append({"t": ms(at), "kind": "permission", "call": call.id, "outcome": outcome, "via": via})
+                if outcome == "allow":
+                    spawning.setdefault(n, []).append(call.id)
+        spawn_steps: dict[int, list[float]] = {}
+        for at in sorted(spawns.values()):
+            n = step_of(at)
+            if n is not None:
+                spawn_steps.setdefault(n, []).append(at)
+        for n, times in spawn_steps.items():
+            for call_id, at in zip(spawning.get(n, []), times, strict=False):
+                out.append({"t": ms(at), "kind": "spawn", "call": call_id,
+                            "answer": "native" if call_id in native else "deny"})
+        return out
+
+    def _notes(self) -> list[dict[str, Any]]:
+        """The notes fake-lich's workers were due to bring by the end of the run (lich's clock is the
+        scenario's: its state was made at t=0)."""
+        if not (self.state / "world.json").exists():
+            return []
+        try:
+            notes = transact(str(self.state), lambda state: state.world.notes_due(10 ** 12))
+        except Exception as error:  # a transcript without notes, said so, rather than no transcript at all
+            self.remarks.append(f"fake-lich's notes could not be read: {error}")
+            return []
+        return [{"t": note.at_ms, "kind": "note", "text": note.text} for note in notes]
 
     def _answer(self, result: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
         text = text_of(result.get("content"))

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_cards_claude_driver.install import CLAUDE_VERSION
-from agent_cards_conformance.compare import by_order, compare, turning_points
-from agent_cards_conformance.plan import why_not
+from agent_cards_conformance.compare import (
+    CONTEXT_PREFIX,
+    NORMALISATIONS,
+    TIME_TOLERANCE,
+    by_order,
+    compare,
+    turning_points,
+)
+from agent_cards_conformance.plan import MAX_SPAN_MS, why_not
 from agent_cards_simulator.host.claude_code import ENGINE_VERSION
 from agent_cards_simulator.scenario.files import load_all
 
@@ -26,19 +34,118 @@ def test_a_launch_conforms_by_its_agent_id_and_context() -> None:
              "result": {"status": "async_launched", "agentId": "session-2-9f81"}},
             {"t": 800, "kind": "footer", "line": "lich: 1 worker"}]
     real = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
-            {"t": 1900, "kind": "answer", "call": "c1", "result": LAUNCH, "read": LAUNCH + "\nLook in lich."},
+            {"t": 1900, "kind": "answer", "call": "c1", "result": LAUNCH,
+             "read": LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich."},
             {"t": 1950, "kind": "footer", "line": None}, {"t": 2000, "kind": "footer", "line": "lich: 1 worker"}]
     assert compare(fake, real).conforms
-    real[1]["read"] = LAUNCH
-    [difference] = compare(fake, real).differences
-    assert (difference.lane, difference.key) == ("answer", "c1")
+    for read in (LAUNCH, LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich"):  # missing, or shortened
+        real[1]["read"] = read
+        [difference] = compare(fake, real).differences
+        assert (difference.lane, difference.key) == ("answer", "c1")
+    real[1]["read"] = LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich."
+    real[1]["result"] = LAUNCH.replace("9f81", "9f82")
+    assert [d.why for d in compare(fake, real).differences] == ["another agentId"]
 
 
-def test_a_refusal_must_be_the_same_refusal() -> None:
-    fake = [{"t": 0, "kind": "answer", "call": "c1", "deny": "lich opened nothing."}]
-    real = [{"t": 0, "kind": "answer", "call": "c1", "error": "The user doesn't want to proceed…", "read": ""}]
-    [difference] = compare(fake, real).differences
-    assert difference.why == "the model read another refusal"
+def _answer(**arm: Any) -> list[dict[str, Any]]:
+    return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"}, {"t": 10, "kind": "answer", "call": "c1", **arm}]
+
+
+def test_a_refusal_must_be_the_same_refusal_in_the_same_arm() -> None:
+    """Normalisation ``tool_use_error``: a deny is read wrapped, its text exactly; a plain error is not a deny."""
+    assert "tool_use_error" in NORMALISATIONS
+    deny = "lich opened nothing."
+    assert compare(_answer(deny=deny), _answer(deny=deny, read="")).conforms  # the harness unwraps it
+    assert compare(_answer(error=f"<tool_use_error>{deny}</tool_use_error>"), _answer(deny=deny, read="")).conforms
+    [arm] = compare(_answer(deny=deny), _answer(error=deny, read="")).differences
+    assert arm.why == "the fake host gives a <tool_use_error>; the real engine gave a plain error"
+    for other in (deny[:-1], deny.replace(" ", "\n", 1), "PreToolUse:Agent hook error: " + deny):
+        [text] = compare(_answer(error=other), _answer(error=deny, read="")).differences
+        assert text.why == "the model read another text"
+
+
+def test_results_are_read_through_the_named_normalisations_only() -> None:
+    native = {"status": "async_launched", "agentId": "a1", "resolvedModel": "m"}
+    assert compare(_answer(result=native), _answer(result=LAUNCH.replace("session-2-9f81", "a9"), read="")).conforms
+    assert not compare(_answer(result=native), _answer(result="Launched.", read="")).conforms
+    stopped = {"message": "Successfully stopped task: x", "task_id": "x"}
+    assert compare(_answer(result=stopped), _answer(result={**stopped, "more": 1}, read="")).conforms
+    assert not compare(_answer(result=stopped), _answer(result={**stopped, "task_id": "y"}, read="")).conforms
+    assert not compare(_answer(result="ok"), _answer(result="ok.", read="")).conforms
+
+
+def _poll(t: int, stdout: str) -> dict[str, Any]:
+    return {"t": t, "kind": "run", "argv": ["lich", "sessions", "--json"], "exit": 0, "stdout": stdout, "ms": 30}
+
+
+def test_a_footer_that_never_clears_is_not_one_that_does() -> None:
+    shown: list[dict[str, Any]] = [{"t": 0, "kind": "footer", "line": "lich: 1 worker"}, _poll(5000, "[busy]")]
+    cleared = [*shown, _poll(10000, "[]"), {"t": 10030, "kind": "footer", "line": None}]
+    [end] = [d for d in compare(shown, cleared).differences if d.lane == "footer"]
+    assert (end.fake, end.real) == ("(no such state)", None)
+
+
+def test_a_footer_drawn_a_poll_late_differs_in_its_polls() -> None:
+    shown: list[dict[str, Any]] = [{"t": 0, "kind": "footer", "line": "lich: 1 worker"}, _poll(5000, "[busy]")]
+    cleared = [*shown, _poll(10000, "[]"), {"t": 10030, "kind": "footer", "line": None}]
+    late = [*shown, _poll(10000, "[]"), _poll(15000, "[]"), {"t": 15030, "kind": "footer", "line": None}]
+    [polls] = compare(late, cleared).differences
+    assert (polls.lane, polls.fake, polls.real) == ("polls", {"polls": 3, "after the change": 1},
+                                                    {"polls": 2, "after the change": 0})
+    drifted = [*shown[:1], *(_poll(5000 * n, "[busy]") for n in range(1, 11)), _poll(55000, "[]"),
+               {"t": 55030, "kind": "footer", "line": None}]
+    slower = [*shown[:1], *(_poll(5300 * n, "[busy]") for n in range(1, 10)), _poll(53000, "[]"),
+              {"t": 53030, "kind": "footer", "line": None}]
+    assert compare(drifted, slower).conforms  # one poll fewer in 11: the drift of real polls
+
+
+def test_polls_are_not_counted_before_a_turn_an_answer_drew() -> None:
+    """A TaskStop's close lowers the count: how many polls ran before it is the pace of the real turns."""
+    shown: list[dict[str, Any]] = [{"t": 0, "kind": "footer", "line": "lich: 2 workers"},
+                                   {"t": 1000, "kind": "call", "call": "c3", "tool": "TaskStop"}]
+    closed = [{"t": 1030, "kind": "answer", "call": "c3", "result": "ok"}, {"t": 1030, "kind": "footer",
+                                                                           "line": "lich: 1 worker"}]
+    real = [*shown, _poll(5000, "[busy]"), {**closed[0], "t": 6000, "read": ""}, {**closed[1], "t": 6100}]
+    assert compare([*shown, *closed], real).conforms
+
+
+def test_cause_before_effect_and_each_event_in_time() -> None:
+    fake: list[dict[str, Any]] = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+            {"t": 5, "kind": "permission", "call": "c1", "outcome": "allow", "via": "dialog"},
+            {"t": 805, "kind": "spawn", "call": "c1", "answer": {"deny": "lich took it"}},
+            {"t": 805, "kind": "answer", "call": "c1", "result": "ok"}]
+    real = [{**e, "t": e["t"] + 1500} if e["kind"] != "call" else e for e in fake]
+    real[2]["answer"] = "deny"
+    assert compare(fake, real).conforms
+    swapped = [fake[0], fake[2], fake[1], fake[3]]
+    assert {d.lane for d in compare(swapped, real).differences} == {"order"}
+    late = [*fake[:3], {**fake[3], "t": 805 + TIME_TOLERANCE[0] + 1000}]
+    assert [(d.lane, d.key) for d in compare(late, real).differences] == [("time", "answer c1")]
+
+
+def test_every_lane_is_compared() -> None:
+    """permission, spawn, native input, note, report, toast: each a difference of its own."""
+    call: dict[str, Any] = {"t": 0, "kind": "call", "call": "c1", "tool": "Agent"}
+    cases: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
+        "permission": ({"kind": "permission", "call": "c1", "outcome": "allow", "via": "dialog"},
+                       {"kind": "permission", "call": "c1", "outcome": "allow", "via": "mode"}),
+        "spawn": ({"kind": "spawn", "call": "c1", "answer": {"deny": "lich"}}, {"kind": "spawn", "call": "c1",
+                                                                               "answer": "native"}),
+        "native": ({"kind": "native", "call": "c1", "tool": "Agent", "input": {"prompt": "Do it"}},
+                   {"kind": "native", "call": "c1", "tool": "Agent", "input": {"prompt": "Do it"},
+                    "task": "<system-reminder>\nx\n</system-reminder>\nDo it."}),
+        "note": ({"kind": "note", "text": "[lich] done"}, {"kind": "note", "text": "[lich] done."}),
+        "report": ({"kind": "report", "text": "a hook overran"}, None),
+        "toast": ({"kind": "toast", "text": "Opened."}, {"kind": "toast", "text": "Opened"}),
+    }
+    for lane, (fake_event, real_event) in cases.items():
+        fake_side: list[dict[str, Any]] = [call, {"t": 1, **fake_event}]
+        real = [call] + ([{"t": 1, **real_event}] if real_event else [])
+        assert lane in {d.lane for d in compare(fake_side, real).differences}, lane
+        assert compare(fake_side, fake_side).conforms
+    task = {"kind": "native", "call": "c1", "tool": "Agent", "input": {"prompt": "Do it"},
+            "task": "<system-reminder>\nx\n</system-reminder>\n\nDo it"}
+    assert compare([call, {"t": 1, **cases["native"][0]}], [call, {"t": 1, **task}]).conforms  # ``task``
 
 
 def test_runs_match_by_argv_and_polls_are_left_aside() -> None:
@@ -46,16 +153,96 @@ def test_runs_match_by_argv_and_polls_are_left_aside() -> None:
     fake = [{**run, "t": 0, "argv": ["lich", "open", "a"], "ms": 800}, {**run, "t": 0, "argv": ["lich", "open", "b"],
                                                                         "ms": 800}]
     real = [{**run, "t": 5, "argv": ["lich", "open", "b"], "ms": 900}, {**run, "t": 9, "argv": ["lich", "open", "a"],
-                                                                        "ms": 2000},
+                                                                        "ms": 1200},
             {**run, "t": 6000, "argv": ["lich", "sessions", "--json"], "ms": 30}]
     assert compare(fake, real).conforms
-    real[1]["ms"] = 4000
+    real[1]["ms"] = 2000  # a fake host 1.2 s faster
     assert [d.why for d in compare(fake, real).differences] == ["took another time than the tolerance allows"]
 
 
 def test_counts_that_climb_one_by_one_compare_where_they_turn() -> None:
     assert turning_points(["lich: 1 worker", "lich: 2 workers", "lich: 3 workers", None]) == ["lich: 3 workers", None]
     assert by_order('{"id":"9f82","label":"Session 3"}') == '{"id":"<id>","label":"Session <n>"}'
+
+
+def test_a_fake_host_that_stretches_a_scenario_does_not_make_it_cannot_run() -> None:
+    [scenario], _ = load_all([ROOT / "scenarios" / "taskstop.yaml"])
+    stretched = [{"t": MAX_SPAN_MS + 60_000, "kind": "footer", "line": None}]
+    assert why_not(scenario, stretched) is None
+
+
+def test_a_difference_by_design_excuses_only_the_events_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_cards_conformance.command import EXPLAINED, Result, judge
+
+    monkeypatch.chdir(ROOT)  # the table names scenarios as the command line does
+    [scenario], _ = load_all([Path("scenarios/stop/other-id.yaml")])
+    (_, key), = EXPLAINED[scenario.file].excuses
+    from agent_cards_simulator.scenario.replay import replay
+
+    fake = [dict(e) for e in replay(scenario).events]
+    real = [{**e, "read": ""} if e["kind"] == "answer" else e for e in fake if e["kind"] not in ("native",)]
+    real += [{**e, "input": e["input"]} for e in fake if e["kind"] == "native" and e.get("tool") == "Agent"]
+    real.sort(key=lambda e: e["t"])
+    for e in real:
+        if e["kind"] == "spawn":
+            e["answer"] = "native"
+        if e["kind"] == "answer" and isinstance(e.get("result"), dict) and "resolvedModel" in e["result"]:
+            e["result"] = LAUNCH  # Claude Code's own Explore, as the model reads its launch
+        if e["kind"] == "answer" and e["call"] == key:
+            e["result"] = {"message": "Task is not running (status: completed)"}
+            e.pop("error", None)
+    excused = Result(scenario.file, None, scenario.title, "", fake=fake, real=real)
+    judge(scenario, excused)
+    assert excused.verdict == "by design", excused.comparison
+    real[1] = {**real[1], "tool": "Bash"}  # and one more difference, not excused
+    other = Result(scenario.file, None, scenario.title, "", fake=fake, real=real)
+    judge(scenario, other)
+    assert other.verdict == "differs"
+
+
+def test_the_self_test_catches_every_plant_on_the_scenarios_it_alters() -> None:
+    """The kit against the saved real transcripts: the fake host as it is conforms, each plant differs."""
+    from agent_cards_conformance.selftest import KIT, self_test
+
+    assert len(KIT) >= 12
+    assert {p.kind for p in KIT} == {"timing", "order", "end state", "text", "lane"}
+    test = self_test()
+    assert test.baseline and not any(test.baseline.values()), test.baseline
+    assert not test.problems
+    for outcome in test.plants:
+        assert not outcome.missed, (outcome.plant.name, outcome.missed)
+        assert set(outcome.caught) == set(outcome.plant.scenarios)
+    assert test.passed
+
+
+def test_conform_self_test_fails_when_a_plant_goes_unseen(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+
+    from agent_cards_conformance import command, selftest
+
+    blind = selftest.Plant("nothing at all", "lane", "changes nothing", ("scenarios/perm/hook-deny.yaml",),
+                           contextlib.nullcontext)
+    lines: list[str] = []
+    assert command.main(["--self-test"], out=lines.append) == 0
+    monkeypatch.setattr(selftest, "KIT", (*selftest.KIT, blind))
+    assert command.main(["--self-test"], out=lines.append) == 1
+    assert "✗ [lane] nothing at all: caught on nothing" in lines[-1]
+
+
+def test_the_table_is_headed_with_the_self_tests_result() -> None:
+    from agent_cards_conformance.command import proof, table
+
+    kit = proof()
+    assert kit.startswith("self-test: ") and "caught" in kit
+    header = f"proves itself (`agent-cards conform --self-test`): {kit.removeprefix('self-test: ')}."
+    assert header in table([], kit=kit)
+
+
+def test_the_fixture_names_no_machine_folder() -> None:
+    from agent_cards_conformance.selftest import FIXTURE
+
+    text = FIXTURE.read_text(encoding="utf-8")
+    assert "/tmp/" not in text and "conform-" not in text
 
 
 def test_what_cannot_run_says_why() -> None:

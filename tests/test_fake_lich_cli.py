@@ -172,6 +172,28 @@ def test_without_a_virtual_clock_lich_time_is_real_ms_since_the_state_was_made(t
     assert [s.opened_at for s in world_of(state).sessions] == [1250, 2000]
 
 
+def test_an_open_of_a_listed_call_counts_from_the_call_and_takes_its_turn(tmp_path: Path) -> None:
+    """FAKE_LICH_CALLS: a real-time caller names each task's call time and turn. The open lives from the
+    call (its report's after_ms counts from there, as the scenario does), and a later call's open that
+    arrives first waits until the earlier one has opened, so ids go by call."""
+    import threading
+
+    from agent_cards_simulator.lich.program import CALLS_ENV
+
+    state = create_state(tmp_path / "lich", LichScript(default_open=OpenScript(report=ReportScript(9000, "Done."))))
+    calls = tmp_path / "calls.json"
+    calls.write_text(json.dumps({"Second": {"ms": 40, "turn": 1}, "First": {"ms": 30, "turn": 0}}), encoding="utf-8")
+    env = {**_env({**SESSION, STATE_ENV: state}), CALLS_ENV: str(calls), NOW_ENV: "5000"}
+    second = threading.Thread(target=run_command, args=([BIN, *OPEN[:5], "Second", "--json"], env))
+    second.start()  # waits for its turn: the first call's open has not come yet
+    run_command([BIN, *OPEN[:5], "First", "--json"], env)
+    second.join(10)
+    world = world_of(state)
+    assert [(s.id, s.opened_at, s.answer_at) for s in world.sessions] == [("9f81", 30, 9030), ("9f82", 40, 9040)]
+    run_command([BIN, *OPEN[:5], "Unlisted", "--json"], env)  # not a listed call: the clock as ever
+    assert world_of(state).sessions[-1].opened_at == 5000
+
+
 @pytest.mark.parametrize("count", [8, 32])
 def test_concurrent_opens_neither_lose_nor_duplicate_a_session(program: str, tmp_path: Path, count: int) -> None:
     state = create_state(tmp_path / "lich", LichScript())

@@ -27,6 +27,12 @@ The environment it reads:
 ``FAKE_LICH_REAL_SLEEP=1``
     ``open`` really sleeps its scripted ms before it prints (the state is saved and the report
     written first, so parallel opens sleep side by side).
+``FAKE_LICH_CALLS``
+    A JSON file a real-time caller keeps: for each task (an open's ``--prompt``), ``ms``, the lich clock
+    when the call that opens it was made, and ``turn``, how many opens come before it. Such an open
+    waits (up to :data:`TURN_WAIT_S`) until that many opens were made, so ids, labels and tickets go by
+    call and not by which open arrived first, and its worker's life (its report's ``after_ms``) counts
+    from the call, as the scenario's steps do, not from the moment the engine got round to the open.
 
 A call the script makes hang saves the world, forks a child (the work it is stuck on), reports,
 prints what it has and sleeps until it is killed; the child leaves when its parent is gone.
@@ -63,6 +69,10 @@ ARGV0_ENV = "FAKE_LICH_ARGV0"
 REPORT_ENV = "FAKE_LICH_REPORT_FD"
 REAL_SLEEP_ENV = "FAKE_LICH_REAL_SLEEP"
 TURN_ENV = "FAKE_LICH_TURN_FD"
+CALLS_ENV = "FAKE_LICH_CALLS"
+#: How long an open waits for its turn (``FAKE_LICH_CALLS``): an earlier call that never opens must not
+#: hold the later ones for ever.
+TURN_WAIT_S = 20.0
 SCRIPT_FILE, WORLD_FILE, LOCK_FILE = "script.json", "world.json", "lock"
 
 
@@ -227,7 +237,34 @@ def run_command(argv: Sequence[str], env: Mapping[str, str]) -> LichRun:
     directory = env.get(STATE_ENV, "")
     if not has_state(directory):
         return LichWorld(LichScript(running=False)).run(argv, env, 0)
-    return transact(directory, lambda state: state.world.run(argv, env, _now(env, state.created_ms)))
+    called = _called(argv, env.get(CALLS_ENV))
+    if called is not None:
+        _wait_turn(directory, called[1])
+    return transact(directory, lambda state: state.world.run(
+        argv, env, called[0] if called is not None else _now(env, state.created_ms)))
+
+
+def _called(argv: Sequence[str], path: str | None) -> tuple[int, int] | None:
+    """An open's (ms, turn) from the ``FAKE_LICH_CALLS`` file, None when it names no such task."""
+    if not path or argv[1:2] != ["open"] or "--prompt" not in argv[:-1]:
+        return None
+    prompt = argv[argv.index("--prompt") + 1]
+    text = _read(path)
+    entry = quick.loads(text).get(prompt) if text else None
+    if not isinstance(entry, dict):
+        return None
+    return int(entry.get("ms", 0)), int(entry.get("turn", 0))
+
+
+def _wait_turn(directory: str, turn: int) -> None:
+    """Wait until ``turn`` opens were made (read without the lock: a later read under it decides)."""
+    deadline = time.monotonic() + TURN_WAIT_S
+    while time.monotonic() < deadline:
+        text = _read(os.path.join(directory, WORLD_FILE))
+        counters = quick.loads(text).get("counters") if text else None
+        if not isinstance(counters, dict) or int(counters.get("open", 0)) >= turn:
+            return
+        time.sleep(0.02)
 
 
 def _write_all(fd: int, text: str) -> None:
