@@ -27,25 +27,31 @@ from typing import Any
 
 import yaml
 
+from agent_cards.arguments import STDIN, CommandParser, parse, refused_output, usage_error, write_output
 from agent_cards.record import Record, field
 
 TOOLS = ("Agent", "TaskStop")
-IMPORT_HELP = """usage: agent-cards import SESSION.jsonl [--sessions FILE] [-o SCENARIO.yaml]
-
-Write a scenario from a Claude Code session log (the .jsonl Claude Code keeps for each session, whose
-path every hook receives as transcript_path): every Agent and TaskStop call of the main loop with its
+IMPORT_DESCRIPTION = """Write a scenario from a Claude Code session log (the .jsonl Claude Code keeps for each
+session, whose path every hook receives as transcript_path): every Agent and TaskStop call of the main loop with its
 input, id, order and timing, the session's directory, and what Claude Code answered each call, as
-expectations to confirm or correct. Lines it cannot use are reported as FILE:LINE: why, and skipped.
+expectations to confirm or correct. Lines it cannot use are reported as FILE:LINE: why, and skipped."""
 
-options:
-  --sessions FILE    what `lich sessions --json` printed: lich's first sessions read answers with it
-  -o FILE            write the scenario to FILE (default: print it)
-  -h, --help         show this help
-
-exit status:
+IMPORT_EXIT = """exit status:
   0  the scenario was written (a skipped line is reported on stderr)
   1  the log holds no Agent or TaskStop call of the main loop
-  2  a file cannot be read, or the command line is wrong"""
+  2  a file cannot be read or written, or the command line is wrong"""
+
+
+def import_parser() -> CommandParser:
+    parser = CommandParser("agent-cards import", IMPORT_DESCRIPTION, IMPORT_EXIT)
+    parser.usage = "agent-cards import [-h] [--sessions FILE] [-o FILE [--force]] [--] SESSION.jsonl"
+    parser.add_argument("log", nargs="*", metavar="SESSION.jsonl", help="the session log")
+    parser.add_argument("--sessions", metavar="FILE",
+                        help="what `lich sessions --json` printed: lich's first sessions read answers with it")
+    parser.add_argument("-o", dest="output", metavar="FILE",
+                        help="write the scenario to FILE, which must not exist yet (default, or -: print it)")
+    parser.add_argument("--force", action="store_true", help="with -o: overwrite FILE if it exists")
+    return parser
 
 
 class _ImportedCall(Record):
@@ -239,26 +245,29 @@ def _scenario_yaml(name: str, calls: list[_ImportedCall], cwd: str | None, branc
 
 def main(args: list[str]) -> int:
     """``agent-cards import``."""
-    args = list(args)
-    if any(a in ("-h", "--help") for a in args):
-        print(IMPORT_HELP)
-        return 0
-    values: dict[str, str] = {}
-    for flag in ("--sessions", "-o"):
-        if flag in args:
-            at = args.index(flag)
-            if at + 1 >= len(args):
-                print(f"agent-cards import: {flag} takes a file (agent-cards import --help)", file=sys.stderr)
-                return 2
-            values[flag] = args[at + 1]
-            del args[at : at + 2]
-    if len(args) != 1 or args[0].startswith("-"):
-        reason = f"unknown option {args[0]}" if args and args[0].startswith("-") else "name one session log"
-        print(f"agent-cards import: {reason} (agent-cards import --help)", file=sys.stderr)
+    prog = "agent-cards import"
+    options = parse(import_parser(), args, files="log")
+    if isinstance(options, int):
+        return options
+    if len(options.log) != 1:
+        return usage_error(prog, "name one session log")
+    if STDIN in (options.log[0], options.sessions):
+        return usage_error(prog, "a session log and --sessions are read as files: - (standard input) is not one")
+    output = None if options.output in (None, STDIN) else str(options.output)
+    if output is not None and (problem := refused_output(output, options.force)):
+        print(f"{prog}: {problem}", file=sys.stderr)
         return 2
-    log = Path(args[0])
+    log = Path(options.log[0])
     try:
-        sessions = Path(values["--sessions"]).read_text(encoding="utf-8") if "--sessions" in values else None
+        sessions = Path(options.sessions).read_text(encoding="utf-8") if options.sessions is not None else None
+    except OSError as error:
+        print(f"{error.filename or options.sessions}:1: cannot read the file: {error.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as error:
+        print(f"{options.sessions}:1: not UTF-8 text (byte {error.start}): what `lich sessions --json` printed is",
+              file=sys.stderr)
+        return 2
+    try:
         imported = import_session(log, sessions)
     except OSError as error:
         print(f"{error.filename or log}:1: cannot read the file: {error.strerror}", file=sys.stderr)
@@ -268,8 +277,7 @@ def main(args: list[str]) -> int:
     if not imported.calls:
         print(f"{log}:1: no Agent or TaskStop call of the main loop in this log", file=sys.stderr)
         return 1
-    if "-o" in values:
-        Path(values["-o"]).write_text(imported.yaml, encoding="utf-8")
-    else:
-        sys.stdout.write(imported.yaml)
+    if output is not None:
+        return write_output(prog, output, imported.yaml, options.force)
+    sys.stdout.write(imported.yaml)
     return 0
