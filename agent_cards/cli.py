@@ -114,6 +114,30 @@ def usage(names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _top_level(names: Sequence[str], args: list[str]) -> int:
+    """``agent-cards`` with no command it knows: ``--help``, ``--version``, or a usage error (argparse's)."""
+    from agent_cards.arguments import CommandParser, parse, usage_error
+
+    parser = CommandParser("agent-cards", "The agent cards mod for Claude Code, and the commands installed beside it.",
+                           usage(names) + "\n\nexit status: each command's own (agent-cards COMMAND --help); "
+                           "2 the command line is wrong")
+    parser.usage = "agent-cards [-h] [-V] COMMAND ..."
+    parser.add_argument("-V", "--version", action="store_true", help="print the installed version")
+    parser.add_argument("command", nargs="?", metavar="COMMAND", help="hook, or a command listed below")
+    options = parse(parser, args[:1])
+    if isinstance(options, int):
+        return options
+    if options.version:
+        print(f"agent-cards {version()}")
+        return 0
+    if options.command == "help":
+        parser.print_help()
+        return 0
+    command = options.command
+    print(usage(names), file=sys.stderr)  # the commands there are, then why this is not one of them
+    return usage_error("agent-cards", f"unknown command {command!r}" if command else "no command given")
+
+
 def version() -> str:
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed
@@ -138,17 +162,25 @@ def _imported(loader: Loader) -> Callable[[list[str]], int]:
         gc.enable()
 
 
-def _run(run: Callable[[list[str]], int], args: list[str]) -> int:
-    """Run a command; a reader that stops early (``| head``) ends it quietly, as other tools end."""
+def _run(run: Callable[[list[str]], int], args: list[str], command: str) -> int:
+    """Run a command; a reader that stops early (``| head``) ends it quietly, as other tools end, and Ctrl-C
+    ends it with one line and 130 (a command that has a summary so far prints it itself)."""
     import os
 
+    from agent_cards.arguments import ctrl_c
+
     try:
-        code = int(run(args))
-        sys.stdout.flush()
+        with ctrl_c():
+            code = int(run(args))
+            sys.stdout.flush()
     except BrokenPipeError:
         # Nobody reads any more: point stdout at nothing so the interpreter's last flush cannot fail too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:
+        from agent_cards.arguments import interrupted
+
+        return interrupted(f"agent-cards {command}")
     return code
 
 
@@ -176,20 +208,19 @@ def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
         from agent_cards.hook import main as hook_main
 
         return hook_main(args[1:]), False
-    if command in ("-V", "--version"):
+    if command in ("-V", "--version"):  # answered before any command is looked up
         print(f"agent-cards {version()}")
         return 0, False
-    loader = _find(command) if command else None
-    if loader is not None:
-        run = _imported(loader)
-        return _run(run, args[1:]), bool(getattr(run, _AT_ONCE, False))
-    loaders = _commands()
-    if command in ("-h", "--help", "help"):
-        print(usage(sorted(loaders)))
-        return 0, False
-    print(f"agent-cards: unknown command {command!r}" if command else "agent-cards: no command given", file=sys.stderr)
-    print(usage(sorted(loaders)), file=sys.stderr)
-    return 2, False
+    try:
+        loader = _find(command) if command else None
+        if loader is not None:
+            run = _imported(loader)
+            return _run(run, args[1:], command), bool(getattr(run, _AT_ONCE, False))
+        return _top_level(sorted(_commands()), args), False
+    except KeyboardInterrupt:  # while a command's modules were imported, or the commands looked up
+        from agent_cards.arguments import interrupted
+
+        return interrupted(f"agent-cards {command}".rstrip()), False
 
 
 def entry() -> None:

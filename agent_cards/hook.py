@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     Output = dict[str, Any]
     Runner = Callable[[Sequence[str], str | None, int], ProcessResult]
 
-USAGE = "usage: agent-cards hook   (a Claude Code command hook: one event as JSON on stdin)"
 AGENT_TOOLS = ("Agent", "Task")  # Task: the Agent tool's older name
 STOP_TOOLS = ("TaskStop", "KillShell", "KillBash")  # TaskStop and its aliases
 MANAGED_SETTINGS = (
@@ -408,11 +407,24 @@ def handle(raw: bytes, environ: Mapping[str, str], run: Runner = run_process) ->
     return None  # an event or a tool this hook does not handle
 
 
+def _words(args: list[str]) -> bool:
+    """Words on the hook's command line (Claude Code gives none), read as every command reads them
+    (:mod:`agent_cards.arguments`, imported only then: argparse would double the hook's start-up): True
+    when the hook is done (``--help``). A wrong word is one line, and the event is still handled: exit 2
+    would block the person's call."""
+    from agent_cards.arguments import CommandParser, parse
+
+    parser = CommandParser("agent-cards hook", "The mod as a Claude Code command hook: one event as JSON on stdin, "
+                           "the hook's answer as JSON on stdout.", "exit status: always 0 (exit 2 would block the "
+                           "person's call)")
+    parser.usage = "agent-cards hook   (a Claude Code command hook: one event as JSON on stdin)"
+    return parse(parser, ["--help" if a == "help" else a for a in args]) == 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Always exit 0: exit 2 would block the person's call, and no failure here is worth that."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if any(a in ("-h", "--help", "help") for a in args):
-        print(USAGE)
+    if args and _words(args):
         return 0
     try:
         if sys.stdin is None or sys.stdin.isatty():

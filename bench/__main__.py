@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from agent_cards.arguments import CommandParser, interrupted, parse, usage_error
 from bench import cli_speed, cold_start, in_process, real_processes
 from bench.figures import Figure, print_section
 
@@ -29,14 +30,37 @@ def sections(quick: bool) -> dict[str, tuple[str, Callable[[], list[Figure]]]]:
     }
 
 
+def bench_parser() -> CommandParser:
+    parser = CommandParser(
+        "python -m bench",
+        "Every speed figure beside its goal: the median of its samples, with min and max; PASS when\n"
+        "the median meets the goal.",
+        "sections:\n" + "\n".join(f"  {name:<8} {title}" for name, (title, _) in sections(True).items())
+        + "\n\nexit status:\n  0  the figures were measured (a figure that misses its goal is marked MISS)\n"
+        "  2  the command line is wrong\n  130  interrupted (Ctrl-C)",
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and samples (a rough figure, quickly)")
+    parser.add_argument("wanted", nargs="*", metavar="SECTION",
+                        help="only these sections (default: all)")
+    return parser
+
+
 def main(argv: Sequence[str]) -> int:
-    quick = "--quick" in argv
-    wanted = [a for a in argv if not a.startswith("--")]
+    options = parse(bench_parser(), argv, files="wanted")
+    if isinstance(options, int):
+        return options
+    quick, wanted = options.quick, options.wanted
     table = sections(quick)
     unknown = [name for name in wanted if name not in table]
     if unknown:
-        print(f"usage: python -m bench [--quick] [{' | '.join(table)} ...]", file=sys.stderr)
-        return 2
+        return usage_error("python -m bench", f"no section {unknown[0]!r} (sections: {', '.join(table)})")
+    try:
+        return _measure(table, wanted, quick)
+    except KeyboardInterrupt:
+        return interrupted("python -m bench")
+
+
+def _measure(table: dict[str, tuple[str, Callable[[], list[Figure]]]], wanted: list[str], quick: bool) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.2f} at the start"
           f"{' (--quick)' if quick else ''}")

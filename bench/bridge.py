@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_cards.arguments import CommandParser, interrupted, parse
 from agent_cards_claude_driver.install import ensure_claude
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse
@@ -199,7 +200,22 @@ def bridge_figures(rounds: int = 3) -> list[Figure]:
 
 
 def main(argv: Sequence[str]) -> int:
-    rounds = 1 if "--quick" in argv else 3
+    parser = CommandParser("python -m bench.bridge", "The bridge in the real Claude Code (offline): its cost per "
+                           "dispatch, the first call's wait,\nPython's own time per event (needs tmux and the real "
+                           "Claude Code, which it installs).",
+                           "exit status:\n  0  the figures were measured\n  2  tmux is missing, or the command line "
+                           "is wrong\n  130  interrupted (Ctrl-C)")
+    parser.add_argument("--quick", action="store_true", help="one round instead of three")
+    options = parse(parser, argv)
+    if isinstance(options, int):
+        return options
+    try:
+        return _measure(1 if options.quick else 3)
+    except KeyboardInterrupt:
+        return interrupted("python -m bench.bridge")
+
+
+def _measure(rounds: int) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.2f} at the start,"
           f" {rounds} round(s), {CALLS - WARM} dispatches counted per run")

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent_cards.arguments import CommandParser, interrupted, parse, whole_number
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
@@ -40,14 +42,26 @@ def instructions(replays: int) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if argv and not (argv[0].isdigit() and int(argv[0]) >= 1):
-        print("usage: python -m bench.instructions [REPLAYS]", file=sys.stderr)
-        return 2
+    parser = CommandParser("python -m bench.instructions", "P3 in CPU instructions: the virtual hour of `python -m "
+                           "bench virtual` under callgrind,\nper replay (needs valgrind).",
+                           "exit status:\n  0  counted\n  1  the count failed\n  2  valgrind is missing, or the "
+                           "command line is wrong\n  130  interrupted (Ctrl-C)")
+    parser.add_argument("replays", nargs="?", metavar="REPLAYS", type=whole_number(1), default=10,
+                        help="replays to count after the set-up (default 10)")
+    options = parse(parser, argv)
+    if isinstance(options, int):
+        return options
+    try:
+        return _count(options.replays)
+    except KeyboardInterrupt:
+        return interrupted("python -m bench.instructions")
+
+
+def _count(replays: int) -> int:
     if shutil.which("valgrind") is None:
         print("bench.instructions: valgrind is not installed (its callgrind tool counts the instructions)",
               file=sys.stderr)
         return 2
-    replays = int(argv[0]) if argv else 10
     try:
         per_hour = (instructions(replays) - instructions(0)) / replays
     except (subprocess.SubprocessError, RuntimeError) as error:  # one line, not a traceback

@@ -13,45 +13,53 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from agent_cards.arguments import STDIN, CommandParser, interrupted, parse, refused_output, usage_error, whole_number
 from agent_cards.record import Record, Value, field
 from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, choice, running_version
 from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
 from agent_cards_conformance.plan import plan, why_not
-from agent_cards_simulator.commands import take_value
 from agent_cards_simulator.host.claude_code import ENGINE_VERSION
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.files import load_all
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.replay import replay
 
-HELP = f"""usage: agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...
-       agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl
-       agent-cards conform --self-test
-
-Replay each scenario through the real Claude Code (interactive, offline: the plugin's
+DESCRIPTION = f"""Replay each scenario through the real Claude Code (interactive, offline: the plugin's
 bridged module, a scripted model, fake-lich in real time, keys under tmux) and compare what happened with
 the fake host's transcript of the same file. The build is the pinned {CLAUDE_VERSION} unless
 {CHOICE_ENV} names a version, a dist-tag (latest) or a path to a claude binary.
 
-Per scenario: conforms, differs (the differing events side by side), or cannot run (why).
+Per scenario: conforms, differs (the differing events side by side), or cannot run (why)."""
 
-options:
-  --json         one JSON object per scenario per line: verdict, why, differences, both transcripts
-  --jobs N       real runs at once (default 2; each its own HOME and lich state)
-  --table FILE   write the table of results as Markdown (docs/conformance.md)
-  --from FILE    judge again the real transcripts a `conform --json` run wrote against the fake host
-                 as it is now (each scenario replayed again), without running Claude Code
-  --self-test    plant each of a kit of fake-host infidelities and judge the saved real transcripts of
-                 the scenarios it alters: exit 1 unless every plant is caught and the fake host as it is
-                 conforms on them (no real run)
-  -h, --help     show this help
-
-times: {TOLERANCE_TEXT}.
+EXIT = f"""times: {TOLERANCE_TEXT}.
 
 exit status:
   0  every scenario that ran conforms
   1  a scenario differs, or its run failed (the real Claude Code or tmux missing included)
-  2  a file is not a valid scenario, a path names nothing, or the command line is wrong"""
+  2  a file is not a valid scenario, a path names nothing, or the command line is wrong
+  130  interrupted (Ctrl-C): the runs not yet started are not started"""
+
+
+def conform_parser() -> CommandParser:
+    parser = CommandParser("agent-cards conform", DESCRIPTION, EXIT)
+    parser.usage = ("agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...\n"
+                    "       agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl\n"
+                    "       agent-cards conform --self-test")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object per scenario per line: verdict, why, differences, both transcripts")
+    parser.add_argument("--jobs", metavar="N", type=whole_number(1), default=2,
+                        help="real runs at once (default 2; each its own HOME and lich state)")
+    parser.add_argument("--table", metavar="FILE", help="write the table of results as Markdown (docs/conformance.md)")
+    parser.add_argument("--from", dest="saved", metavar="FILE",
+                        help="judge again the real transcripts a `conform --json` run wrote against the fake host as "
+                        "it is now (each scenario replayed again), without running Claude Code")
+    parser.add_argument("--self-test", action="store_true",
+                        help="plant each of a kit of fake-host infidelities and judge the saved real transcripts of "
+                        "the scenarios it alters: exit 1 unless every plant is caught and the fake host as it is "
+                        "conforms on them (no real run)")
+    parser.add_argument("paths", nargs="*", metavar="FILE|DIR", help="scenario files and folders")
+    return parser
+
 
 class Explained(Value):
     """A difference explained elsewhere: why, and the events it excuses, each as ``(lane, key)``."""
@@ -102,8 +110,7 @@ class Result(Record):
 
 
 def _usage(reason: str) -> int:
-    print(f"agent-cards conform: {reason} (agent-cards conform --help)", file=sys.stderr)
-    return 2
+    return usage_error("agent-cards conform", reason)
 
 
 def _engine() -> tuple[Path | None, str]:
@@ -252,30 +259,25 @@ were measured on older builds, and {ENGINE_VERSION} differs from them here:
 
 
 def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
-    args = list(argv)
-    if any(a in ("-h", "--help") for a in args):
-        out(HELP)
-        return 0
-    if "--self-test" in args:
-        return _self_test(out) if args == ["--self-test"] else _usage("--self-test takes nothing else")
-    jobs_text, problem = take_value(args, "--jobs", "2")
-    table_file, problem2 = take_value(args, "--table", "docs/conformance.md")
-    saved, problem3 = take_value(args, "--from", "results.jsonl")
-    problem = problem or problem2 or problem3
-    as_json = "--json" in args
-    paths = [a for a in args if a != "--json"]
-    unknown = [a for a in paths if a.startswith("-")]
-    if saved is not None and not unknown and not problem:
+    options = parse(conform_parser(), argv, files="paths")
+    if isinstance(options, int):
+        return options
+    paths: list[str] = options.paths
+    if options.self_test:
+        if paths or options.saved is not None or options.json or options.table is not None:
+            return _usage("--self-test takes nothing else")
+        return _self_test(out)
+    as_json, table_file = options.json, options.table
+    if STDIN in paths or STDIN in (options.saved, table_file):
+        return _usage("a real run needs its scenario files by name: - (standard input) is not one")
+    if table_file is not None and (problem := refused_output(table_file, force=True)):
+        return _usage(problem)
+    if options.saved is not None:
         if paths:
             return _usage("--from takes no scenario files")
-        return _report(_rejudged(Path(saved)), as_json, table_file, out, [])
-    if problem or unknown or not paths:
-        return _usage(problem or (f"unknown option {unknown[0]}" if unknown else
-                                              "name scenario files or folders"))
-    try:
-        jobs = int(jobs_text or "2")
-    except ValueError:
-        return _usage("--jobs takes a whole number")
+        return _report(_rejudged(Path(options.saved)), as_json, table_file, out, [])
+    if not paths:
+        return _usage("name scenario files or folders")
     from agent_cards_conformance.real import plugin_folder
 
     if plugin_folder() is None:
@@ -290,13 +292,18 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         print(line, file=sys.stderr)
     units = [v for s in scenarios for v in (s.variants or (s,))]
     claude, engine_problem = _engine()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    results: list[Result] = []
+    pool = ThreadPoolExecutor(max_workers=options.jobs)
+    try:
         futures = [pool.submit(conform_one, unit, claude, engine_problem) for unit in units]
-        results = []
         for future in futures:
             result = future.result()
             results.append(result)
             out(json.dumps(result.to_json(), ensure_ascii=False) if as_json else to_text(result))
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)  # the runs under way end with their own timeouts
+        return interrupted("agent-cards conform", f"{len(results)} of {len(units)} scenarios judged")
+    pool.shutdown()
     return _report(results, as_json, table_file, out, problems, printed=True)
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from agent_cards.record import Record, field
@@ -226,6 +226,8 @@ def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | N
         if problem:
             return problem
     read_lines = str(real.get("read", "")).split("\n")
+    if "read" not in real and "context" in real:  # a source that kept the lines as the hook gave them
+        read_lines = [CONTEXT_PREFIX + str(line) for line in real.get("context") or []]
     for line in fake.get("context") or []:
         if CONTEXT_PREFIX + str(line) not in read_lines:
             return f"the model never read the context line {_short(str(line), 120)!r}"
@@ -479,10 +481,11 @@ def _spawn_arm(e: Mapping[str, Any]) -> str:
 
 
 def compare(fake: Events, real: Events, *, side_by_side: bool = False,
-            missing_program: str | None = None) -> Comparison:
+            missing_program: str | None = None, lanes: Collection[str] | None = None) -> Comparison:
     """The differences; ``side_by_side``: the scenario raises calls in parallel, so what fake-lich numbers by
     the order of its opens is compared as placeholders (:func:`by_order`); ``missing_program``: a program that
-    does not exist in the scenario, whose runs (failing to start) no wrapper can see."""
+    does not exist in the scenario, whose runs (failing to start) no wrapper can see; ``lanes``: only these
+    (a source that cannot see the others, as the session host's journal cannot see the engine's dialog)."""
     unseen: dict[str, int] = {}
     if missing_program is not None:
         kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] == missing_program)]
@@ -514,6 +517,8 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
               [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
     _order_lane(fake, real, out)
     _time_lane(fake, real, out)
+    if lanes is not None:
+        out = [d for d in out if d.lane in lanes]
     for e in fake:
         if e["kind"] in NOT_COMPARED:
             unseen[e["kind"]] = unseen.get(e["kind"], 0) + 1

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_cards.arguments import STDIN, CommandParser, interrupted, parse, usage_error, whole_number
 from agent_cards.cli import ends_at_once
 from agent_cards_simulator.scenario import render
 from agent_cards_simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
@@ -17,60 +18,85 @@ from agent_cards_simulator.scenario.replay import replay as run_replay
 
 DEFAULT_DIR = Path("scenarios")
 
-REPLAY_HELP = """usage: agent-cards replay [--json | --mermaid] [--processes] [--lang TAG] [--jobs N] FILE|DIR...
-
-Replay scenario files (a folder: every *.yaml below it but clauses.yaml) and print what happened.
-
-options:
-  --json         one JSON object per scenario per line (a public contract), instead of the timeline
-  --mermaid      a Mermaid sequence diagram per scenario (the model, Claude Code, the mod, lich, the
-                 person), in a fenced block to paste into a bug report
-  --processes    run every lich and git call as a real process (fake-lich, real git), time still virtual
-  --lang TAG     replay every scenario with LICH_PROMPT_LANG=TAG (the caller's own is never read)
-  --jobs N       scenarios replayed at once, each in a worker process; the output is the same, in the
-                 same order (default: one per core; with --processes, 1)
-  -h, --help     show this help
-
-exit status:
+REPLAY_EXIT = """exit status:
   0  every scenario replayed and met its expectations
   1  an expectation failed (the failures are printed with the scenario)
   2  a file is not a valid scenario, a path names nothing, or the command line is wrong;
-     the valid files are still replayed"""
+     the valid files are still replayed
+  130  interrupted (Ctrl-C): the scenarios replayed so far are printed, and a line that says how many"""
 
-COVERAGE_HELP = """usage: agent-cards coverage [--json] [DIR]
-
-Which scenarios show each clause of the spec (the clause list is DIR's clauses.yaml, or the nearest
-one above it; DIR defaults to ./scenarios).
-
-options:
-  --json         one JSON object: counts, uncovered and unknown clause ids, invalid files, shown_by
-  -h, --help     show this help
-
-exit status:
+COVERAGE_EXIT = """exit status:
   0  every clause is shown by a scenario
   1  a clause no scenario shows, a scenario naming an unknown clause, an invalid file, or no clause list
   2  the command line is wrong"""
 
 
-def _usage_error(command: str, reason: str) -> int:
-    print(f"agent-cards {command}: {reason} (agent-cards {command} --help)", file=sys.stderr)
-    return 2
+def replay_parser() -> CommandParser:
+    parser = CommandParser(
+        "agent-cards replay",
+        "Replay scenario files (a folder: every *.yaml below it but clauses.yaml) and print what happened.\n"
+        "FILE - reads one scenario from standard input; -- ends the options (replay -- -x.yaml).",
+        REPLAY_EXIT,
+    )
+    parser.usage = ("agent-cards replay [-h] [--json | --mermaid] [--processes] [--lang TAG] [--jobs N] "
+                    "[--] FILE|DIR|-...")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true",
+                       help="one JSON object per scenario per line (a public contract), instead of the timeline")
+    shape.add_argument("--mermaid", action="store_true",
+                       help="a Mermaid sequence diagram per scenario (the model, Claude Code, the mod, lich, the "
+                       "person), in a fenced block to paste into a bug report")
+    parser.add_argument("--processes", action="store_true",
+                        help="run every lich and git call as a real process (fake-lich, real git), time still virtual")
+    parser.add_argument("--lang", metavar="TAG",
+                        help="replay every scenario with LICH_PROMPT_LANG=TAG (the caller's own is never read)")
+    parser.add_argument("--jobs", metavar="N", type=whole_number(1),
+                        help="scenarios replayed at once, each in a worker process; the output is the same, in the "
+                        "same order (default: one per core; with --processes, 1)")
+    parser.add_argument("paths", nargs="*", metavar="FILE|DIR", help="scenario files and folders; - is standard input")
+    return parser
 
 
-def take_value(args: list[str], flag: str, example: str = "ja") -> tuple[str | None, str | None]:
-    """Remove ``flag VALUE`` or ``flag=VALUE`` from ``args``; (value, problem). ``example``: a value to
-    show when the flag comes without one."""
-    for i, arg in enumerate(args):
-        if arg == flag:
-            if i + 1 >= len(args) or args[i + 1].startswith("-"):
-                return None, f"{flag} takes a value, e.g. {flag} {example}"
-            value = args[i + 1]
-            del args[i : i + 2]
-            return value, None
-        if arg.startswith(flag + "="):
-            del args[i]
-            return arg.split("=", 1)[1], None
-    return None, None
+def coverage_parser() -> CommandParser:
+    parser = CommandParser(
+        "agent-cards coverage",
+        "Which scenarios show each clause of the spec (the clause list is DIR's clauses.yaml, or the nearest\n"
+        "one above it; DIR defaults to ./scenarios).",
+        COVERAGE_EXIT,
+    )
+    parser.usage = "agent-cards coverage [-h] [--json] [--] [DIR]"
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object: counts, uncovered and unknown clause ids, invalid files, shown_by")
+    parser.add_argument("folder", nargs="*", metavar="DIR", help="the scenarios folder (default: scenarios)")
+    return parser
+
+
+#: The name a scenario read from standard input (``replay -``) goes by in what is printed.
+STDIN_NAME = "<stdin>"
+
+
+def _from_stdin() -> tuple[list[Scenario], list[str]]:
+    """The scenario ``replay -`` reads on standard input, bounded as a file is (or its problem)."""
+    from agent_cards_simulator.scenario.files import known_clauses
+    from agent_cards_simulator.scenario.yamlnodes import MAX_FILE_BYTES, YamlError, decode
+
+    raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+    try:
+        if len(raw) > MAX_FILE_BYTES:
+            raise YamlError(1, f"standard input holds more than the limit of {MAX_FILE_BYTES} bytes")
+        known = set(known_clauses(Path(STDIN_NAME).resolve())) or None
+        return [read(STDIN_NAME, text=decode(raw), known_clauses=known)], []
+    except YamlError as error:
+        return [], [f"{STDIN_NAME}:{error.line}: {error.message}"]
+    except ScenarioError as error:
+        return [], error.lines()
+
+
+def _read_named(paths: list[str]) -> tuple[list[Scenario], list[str]]:
+    """The scenarios ``paths`` name, and a ``FILE:LINE: why`` line for each path or file that fails."""
+    files, missing = _files_named(paths)
+    scenarios, problems = load_all(files)
+    return scenarios, missing + problems
 
 
 def _files_named(paths: list[str]) -> tuple[list[Path], list[str]]:
@@ -93,32 +119,26 @@ def _files_named(paths: list[str]) -> tuple[list[Path], list[str]]:
 
 @ends_at_once
 def replay(args: list[str]) -> int:
-    args = list(args)
-    if any(a in ("-h", "--help") for a in args):
-        print(REPLAY_HELP)
-        return 0
-    lang, problem = take_value(args, "--lang")  # every scenario in this prompt language (LICH_PROMPT_LANG)
-    jobs_text, jobs_problem = take_value(args, "--jobs", "2")
-    problem = problem or jobs_problem
-    if jobs_text is not None and not (jobs_text.isdigit() and int(jobs_text) >= 1):
-        problem = problem or f"--jobs takes a whole number of workers, 1 or more (got {jobs_text!r})"
-    as_json = "--json" in args
-    as_mermaid = "--mermaid" in args
-    processes = "--processes" in args  # every lich and git call a real process (runners.processes)
-    paths = [a for a in args if a not in ("--json", "--mermaid", "--processes")]
-    if as_json and as_mermaid:
-        return _usage_error("replay", "--json and --mermaid cannot be given together")
-    unknown = [a for a in paths if a.startswith("-")]
-    if problem or unknown or not paths:
-        return _usage_error(
-            "replay", problem or (f"unknown option {unknown[0]}" if unknown else "name scenario files or folders")
-        )
-    files, missing = _files_named(paths)
-    scenarios, problems = load_all(files)
-    problems = missing + problems
-    if lang is not None:  # the caller's own LICH_PROMPT_LANG is never read: a replay must not depend on its shell
+    options = parse(replay_parser(), args, files="paths")
+    if isinstance(options, int):
+        return options
+    paths: list[str] = options.paths
+    if not paths:
+        return usage_error("agent-cards replay", "name scenario files or folders (- for standard input)")
+    if paths.count(STDIN) > 1:
+        return usage_error("agent-cards replay", "- (standard input) can be named once")
+    as_json, as_mermaid, processes = options.json, options.mermaid, options.processes
+    if STDIN in paths:  # the files before it, the scenario it reads, the files after it, in that order
+        at = paths.index(STDIN)
+        scenarios, problems = _read_named(paths[:at])
+        piped, piped_problems = _from_stdin()
+        later, later_problems = _read_named(paths[at + 1 :])
+        scenarios, problems = [*scenarios, *piped, *later], [*problems, *piped_problems, *later_problems]
+    else:
+        scenarios, problems = _read_named(paths)
+    if options.lang is not None:  # the caller's own LICH_PROMPT_LANG is never read: a replay must not depend on it
         for scenario in scenarios:
-            scenario.env["LICH_PROMPT_LANG"] = lang
+            scenario.env["LICH_PROMPT_LANG"] = options.lang
     for line in problems:
         print(line, file=sys.stderr)
     run: Callable[[Scenario], Replay] = run_replay
@@ -144,12 +164,16 @@ def replay(args: list[str]) -> int:
 
     from agent_cards_simulator.workers import default_jobs, in_order
 
-    jobs = int(jobs_text) if jobs_text is not None else 1 if processes else default_jobs()
-    failed = False
-    for passed, text in in_order(scenarios, replayed, jobs,
-                                 lost=lambda s: failed_itself(s, "its worker process ended before replaying it")):
-        failed |= not passed
-        print(text)
+    jobs = options.jobs if options.jobs is not None else 1 if processes else default_jobs()
+    failed = done = 0
+    try:
+        for passed, text in in_order(scenarios, replayed, jobs,
+                                     lost=lambda s: failed_itself(s, "its worker process ended before replaying it")):
+            failed += not passed
+            done += 1
+            print(text)
+    except KeyboardInterrupt:
+        return interrupted("agent-cards replay", f"{done} of {len(scenarios)} scenarios replayed, {failed} failed")
     if problems:
         return 2
     return 1 if failed else 0
@@ -157,14 +181,15 @@ def replay(args: list[str]) -> int:
 
 @ends_at_once
 def coverage(args: list[str]) -> int:
-    if any(a in ("-h", "--help") for a in args):
-        print(COVERAGE_HELP)
-        return 0
-    as_json = "--json" in args
-    paths = [a for a in args if a != "--json"]
-    options = [a for a in paths if a.startswith("-")]
-    if options or len(paths) > 1:
-        return _usage_error("coverage", f"unknown option {options[0]}" if options else "name one scenarios folder")
+    options = parse(coverage_parser(), args, files="folder")
+    if isinstance(options, int):
+        return options
+    as_json = options.json
+    paths: list[str] = options.folder
+    if len(paths) > 1:
+        return usage_error("agent-cards coverage", "name one scenarios folder")
+    if paths == [STDIN]:
+        return usage_error("agent-cards coverage", "coverage reads a folder, not standard input (-)")
     folder = Path(paths[0]) if paths else DEFAULT_DIR
     if not folder.is_dir():
         print(f"{folder}:1: no such folder", file=sys.stderr)

@@ -64,12 +64,21 @@ def _start(items: Sequence[T], work: Callable[[T], tuple[bool, str]], jobs: int)
         for worker in range(jobs):
             read_end, write_end = os.pipe()
             pipes[read_end] = 0  # no worker yet
+            # Ctrl-C is held off across the fork: a worker that got it before its own handler was set would
+            # raise KeyboardInterrupt into the parent's code, and go on as a second parent.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            pid = -1
             try:
                 pid = os.fork()
             except OSError:
                 os.close(write_end)
                 raise
+            finally:
+                if pid != 0:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
             if pid == 0:  # the worker: never returns
+                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it; the parent stops the others
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 os.close(read_end)
                 _serve(items, work, worker, jobs, write_end)
             os.close(write_end)

@@ -85,7 +85,7 @@ def test_a_reader_that_stops_early_ends_the_replay_quietly() -> None:
 def test_coverage_refuses_an_unknown_option_and_a_missing_folder(tmp_path: Path) -> None:
     option = agent_cards("coverage", "--bogus")
     assert option.returncode == 2
-    assert option.stderr == "agent-cards coverage: unknown option --bogus (agent-cards coverage --help)\n"
+    assert option.stderr == "agent-cards coverage: unrecognized arguments: --bogus (agent-cards coverage --help)\n"
     missing = agent_cards("coverage", tmp_path / "nowhere")
     assert missing.returncode == 1
     assert missing.stderr == f"{tmp_path / 'nowhere'}:1: no such folder\n"

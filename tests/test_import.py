@@ -449,7 +449,7 @@ def test_a_sessions_file_that_is_not_utf8_is_one_line(tmp_path: Path, capsys: py
 def test_a_missing_output_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "no" / "such" / "out.yaml"
     assert main([str(LOG), "-o", str(out)]) == 2
-    assert _one_line(capsys) == f"{out}:1: cannot write the file: No such file or directory"
+    assert _one_line(capsys) == f"agent-cards import: no folder {out.parent} to write out.yaml in"
 
 
 def test_a_session_resumed_the_next_day_replays(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ DRIVERS = frozenset({
     "hook.py",  # ``agent-cards hook``: reads the event on stdin, runs processes, prints the decision
     "filestore.py",  # the mod's state in a file between hook processes (fcntl lock, os.replace)
     "cli.py",  # ``agent-cards``: argv in, exit code out; other packages' commands found by entry point
+    "arguments.py",  # every command's argv read alike (argparse), ``-o FILE`` written, Ctrl-C said on stderr
     "bridge",  # the package agent_cards.bridge, the session host in the real engine: a socket, processes, stdout
 })
 

@@ -24,6 +24,36 @@ from agent_cards.engine import error_reason
 from agent_cards.texts import agent_text
 
 
+def _tool(args: list[str]) -> int:
+    """``--js`` (print the generated module) or ``--check FILE`` (exit 1 when FILE is not it)."""
+    from agent_cards.arguments import CommandParser, parse, usage_error
+
+    parser = CommandParser("python -m agent_cards.bridge", "The plugin's session host (no argument: serve a session, "
+                           "the boot object on stdin), or its module printed or checked.",
+                           "exit status:\n  0  served, printed, or FILE is the module generated\n"
+                           "  1  FILE is not the module generated (or serving failed)\n  2  the command line is wrong")
+    parser.usage = "python -m agent_cards.bridge [-h] [--js | --check FILE]"
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--js", action="store_true", help="print the module agent_cards.bridge generates")
+    shape.add_argument("--check", metavar="FILE", help="exit 1 when FILE is not the module generated")
+    options = parse(parser, args)
+    if isinstance(options, int):
+        return options
+    if options.js:
+        from agent_cards.bridge.generate import js_module
+
+        sys.stdout.write(js_module())
+        return 0
+    if options.check is None:
+        return usage_error(parser.prog, "give --js or --check FILE (no argument: serve)")
+    from agent_cards.bridge.generate import is_generated
+
+    same = is_generated(options.check)
+    if not same:
+        sys.stderr.write(f"{options.check} is not the module agent_cards.bridge generates: regenerate it\n")
+    return 0 if same else 1
+
+
 async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = write_stdout) -> None:
     """Listen, say hello, serve until the parent goes (or a signal ends it), then remove the folder."""
     given = boot.get("env")
@@ -74,23 +104,13 @@ async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = write_st
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agent_cards.bridge [--js | --check FILE]``; with no argument, serve (the boot object on stdin)."""
+    """``python -m agent_cards.bridge [--js | --check FILE]``; with no argument, serve (the boot object on stdin).
+
+    The module starts the host with no argument, so serving reads no command line; the two tools' words are
+    read by argparse (:mod:`agent_cards.arguments`), imported only for them."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--js"]:
-        from agent_cards.bridge.generate import js_module
-
-        sys.stdout.write(js_module())
-        return 0
-    if args[:1] == ["--check"] and len(args) == 2:
-        from agent_cards.bridge.generate import is_generated
-
-        same = is_generated(args[1])
-        if not same:
-            sys.stderr.write(f"{args[1]} is not the module agent_cards.bridge generates: regenerate it\n")
-        return 0 if same else 1
     if args:
-        sys.stderr.write("usage: python -m agent_cards.bridge [--js | --check FILE]  (no argument: serve)\n")
-        return 2
+        return _tool(args)
     try:
         raw = sys.stdin.read() if sys.stdin is not None else ""
         boot = json.loads(raw) if raw.strip() else {}

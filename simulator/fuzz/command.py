@@ -7,70 +7,83 @@ import time
 from pathlib import Path
 from typing import Any
 
-USAGE = """usage: agent-cards fuzz [--cases N] [--seed S] [--out DIR]
+from agent_cards.arguments import (
+    STDIN,
+    CommandParser,
+    ctrl_c,
+    ctrl_c_pressed,
+    interrupted,
+    parse,
+    usage_error,
+    whole_number,
+)
+from agent_cards_simulator.fuzz.storage import failures_folder, hypothesis_folder
 
-Generate scenarios (host, lich and git behaviour: every exit code and output shape, timeouts, Esc,
+DESCRIPTION = """Generate scenarios (host, lich and git behaviour: every exit code and output shape, timeouts, Esc,
 reloads, session.start, TaskStop and parallel calls at any virtual time, failing lists), replay each,
 and check every transcript: no report naming the mod, exactly one answer per call, never native once
 lich has the task, a footer count never above the launched opens, every run an argv list starting with
 $LICH_BIN or git, answers that follow the delivery table, no stall. A violation is shrunk and written
 to DIR as a scenario file that replays and fails for the same reason.
 
-options:
-  --cases N   how many scenarios to generate (default 200)
-  --seed S    the seed (default 0): the same seed generates the same scenarios
-  --out DIR   where a violation's scenario is written (default fuzz-failures)
-  -h, --help  show this help
+Nothing is written to the current folder: hypothesis's own files are kept under the cache folder
+($XDG_CACHE_HOME/agent-cards, else ~/.cache/agent-cards), and so is a violation without --out."""
 
-exit status: 0 no violation; 1 a violation (its file is written); 2 the command line is wrong, or
-hypothesis is not installed"""
+EXIT = """exit status:
+  0  no violation
+  1  a violation (its file is written)
+  2  the command line is wrong, or hypothesis is not installed
+  130  interrupted (Ctrl-C): the cases run so far and the seed are printed"""
 
 INSTALL = "agent-cards fuzz needs hypothesis: pip install 'agent-cards[fuzz]'"
 
 
-def _options(args: list[str]) -> tuple[dict[str, str], str | None]:
-    values = {"--cases": "200", "--seed": "0", "--out": "fuzz-failures"}
-    i = 0
-    while i < len(args):
-        flag, _, inline = args[i].partition("=")
-        if flag not in values:
-            return values, f"unknown option {args[i]}"
-        if inline:
-            values[flag] = inline
-            i += 1
-        elif i + 1 < len(args):
-            values[flag] = args[i + 1]
-            i += 2
-        else:
-            return values, f"{flag} takes a value"
-    for flag in ("--cases", "--seed"):
-        if not values[flag].isdigit():
-            return values, f"{flag} takes a whole number, not {values[flag]!r}"
-    return values, None
+def fuzz_parser() -> CommandParser:
+    parser = CommandParser("agent-cards fuzz", DESCRIPTION, EXIT)
+    parser.add_argument("--cases", metavar="N", type=whole_number(1), default=200,
+                        help="how many scenarios to generate, 1 or more (default 200)")
+    parser.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
+                        help="the seed (default 0): the same seed generates the same scenarios")
+    parser.add_argument("--out", metavar="DIR", type=Path, default=None,
+                        help="where a violation's scenario is written (default: fuzz-failures in the cache folder)")
+    return parser
 
 
 def main(args: list[str]) -> int:
-    if any(a in ("-h", "--help") for a in args):
-        print(USAGE)
-        return 0
-    values, problem = _options(list(args))
-    if problem:
-        print(f"agent-cards fuzz: {problem} (agent-cards fuzz --help)", file=sys.stderr)
-        return 2
+    options = parse(fuzz_parser(), args)
+    if isinstance(options, int):
+        return options
     try:
         import hypothesis  # noqa: F401
     except ImportError:
         print(INSTALL, file=sys.stderr)
         return 2
-    return run(int(values["--cases"]), int(values["--seed"]), Path(values["--out"]))
+    if options.out == Path(STDIN):
+        return usage_error("agent-cards fuzz", "--out takes a folder to write a violation's scenario in, not -")
+    return run(options.cases, options.seed, options.out or failures_folder())
 
 
 def run(cases: int, seed: int, out: Path, progress: bool = True) -> int:
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(str(hypothesis_folder()))  # else hypothesis makes ./.hypothesis/ in the current folder
     from agent_cards_simulator.fuzz.engine import Fuzz
 
     fuzz = Fuzz(seed, progress=progress)
     started = time.monotonic()
-    found = fuzz.run(cases)
+    try:
+        with ctrl_c():  # a KeyboardInterrupt inside hypothesis's own code can come out as another error
+            if progress:
+                print(f"fuzz: {cases} cases to generate, seed {seed}", file=sys.stderr, flush=True)
+            found = fuzz.run(cases)
+    except BaseException as error:
+        if not ctrl_c_pressed() and not isinstance(error, KeyboardInterrupt):
+            raise
+        if progress and fuzz.cases and sys.stderr.isatty():
+            print(file=sys.stderr)  # end the progress line the terminal redraws in place
+        shrinking = f", shrinking a {fuzz.found.violation.kind} violation" if fuzz.found is not None else ""
+        return interrupted("agent-cards fuzz", f"{fuzz.cases} of {cases} cases run, seed {seed}{shrinking} "
+                           f"(agent-cards fuzz --cases {cases} --seed {seed} runs them again)")
     elapsed = max(time.monotonic() - started, 1e-9)
     summary: dict[str, Any] = {"cases": fuzz.cases, "seconds": round(elapsed, 1),
                                "per_second": round(fuzz.cases / elapsed, 1)}

@@ -315,6 +315,8 @@ class Expectations(Kind):
         if not isinstance(fields, dict):
             r.fail(items, i, f"{path}.{named[0]}: expected the fields to match as a mapping")
             return None
+        if not _fields_known(r, fields, kind, f"{path}.{named[0]}"):
+            return None
         return Expectation(kind, plain(fields), count, items.line_of(i))
 
     def schema(self, defs: Defs) -> Schema:
@@ -337,6 +339,28 @@ class Expectations(Kind):
         return {"type": "array", "items": {"$ref": "#/$defs/expectation"}}
 
 
+#: The fields whose value is an object: a mapping there is a partial match of it, with keys of its own.
+_OBJECT_FIELDS = frozenset({"input", "result", "answer", "truncated"})
+
+
+def _fields_known(r: Reader, fields: Any, kind: str, path: str) -> bool:
+    """Every field named is one the event kind has, and a mapping on a field whose value is no object holds
+    operators only: a misspelt name would otherwise match nothing, and ``no KIND`` would hold at once."""
+    known = {"t": _T, "kind": _KIND, **EVENTS[kind].fields}
+    ok = True
+    for name, matcher in fields.items():
+        if name not in known:
+            r.fail(fields, name, f"{path}: unknown field {name!r} in an expectation"
+                   f"{did_you_mean(name, known)}")
+            ok = False
+        elif isinstance(matcher, dict) and name not in _OBJECT_FIELDS:
+            for op in matcher:
+                if op not in OPERATORS:
+                    r.fail(matcher, op, f"{path}.{name}: unknown operator {op!r}{did_you_mean(op, OPERATORS)}")
+                    ok = False
+    return ok
+
+
 def _fields_schema(kind: str, event: EventKind, no: bool) -> Schema:
     lead = f"No {kind} event may match these fields. " if no else ""
     return {
@@ -346,7 +370,7 @@ def _fields_schema(kind: str, event: EventKind, no: bool) -> Schema:
             name: {"description": doc, **_MATCHER}
             for name, doc in {"t": _T, "kind": _KIND, **event.fields}.items()
         },
-        "additionalProperties": _MATCHER,
+        "additionalProperties": False,
     }
 
 
@@ -410,5 +434,43 @@ def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any
         message = f"{file}:{exp.line}: expected {wanted} {exp.kind} event matching {what}, found {len(found)}"
         if found and exp.count == 0:
             message += f" (first at t={found[0]['t']})"
+        elif not found:
+            message += _closest(exp, events)
         out.append(message)
     return out
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    text = "absent" if value is ABSENT else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _closest(exp: Expectation, events: Sequence[dict[str, Any]]) -> str:
+    """What came nearest: the event of the kind that matches the most fields, and the first field it differs
+    in (what was expected, what it had); or that no event of the kind happened."""
+    same_kind = [e for e in events if e["kind"] == exp.kind]
+    if not same_kind:
+        return f"; no {exp.kind} event at all"
+    fields = exp.fields if isinstance(exp.fields, dict) else {}
+
+    def missed(event: dict[str, Any]) -> list[str]:
+        return [k for k, m in fields.items() if not matches(m, event.get(k, ABSENT))]
+
+    closest = min(same_kind, key=lambda e: len(missed(e)))  # the first of the nearest, in the transcript's order
+    differs = missed(closest)
+    if not differs:
+        return ""
+    where, wanted, got = _first_difference(fields[differs[0]], closest.get(differs[0], ABSENT), differs[0])
+    more = f" (and {len(differs) - 1} more field(s))" if len(differs) > 1 else ""
+    return (f"; the closest, the {exp.kind} at t={closest['t']}, differs in {where}: expected "
+            f"{_shown(wanted)}, got {_shown(got)}{more}")
+
+
+def _first_difference(matcher: Any, value: Any, where: str) -> tuple[str, Any, Any]:
+    """Inside a partial match of an object: the first key that does not match (``result.status``)."""
+    is_partial = isinstance(matcher, dict) and matcher and not matcher.keys() <= OPERATORS.keys()
+    if is_partial and isinstance(value, dict):
+        for key, inner in matcher.items():
+            if not matches(inner, value.get(key, ABSENT)):
+                return _first_difference(inner, value.get(key, ABSENT), f"{where}.{key}")
+    return where, matcher, value

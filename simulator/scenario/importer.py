@@ -44,6 +44,7 @@ from typing import Any
 
 import yaml
 
+from agent_cards.arguments import STDIN, CommandParser, parse, refused_output, usage_error, write_output
 from agent_cards.record import Record, Value, field
 from agent_cards.rules import PROMPT_LIMIT_BYTES
 from agent_cards.texts import AGENT, ENGLISH, PERSON
@@ -63,25 +64,30 @@ HOOK_ERROR = "PreToolUse:Agent hook error: "
 USER_REJECTED = "The user doesn't want to proceed"
 NATIVE_TYPES = ("Explore", "Plan", "claude-code-guide", "statusline-setup")
 
-IMPORT_HELP = """usage: agent-cards import SESSION.jsonl [--sessions FILE] [-o SCENARIO.yaml]
-
-Write a scenario from a Claude Code session log (the .jsonl Claude Code keeps for each session, whose
-path every hook receives as transcript_path): every Agent and TaskStop call of the main loop with its
+IMPORT_DESCRIPTION = """Write a scenario from a Claude Code session log (the .jsonl Claude Code keeps for each
+session, whose path every hook receives as transcript_path): every Agent and TaskStop call of the main loop with its
 input, id, order and timing, the session's directory and git, and how each call was answered (the card
 lich opened, an Esc, a permission dialog, a native agent), as the steps and expectations of a scenario
 that replays against today's mod. A log written by the command hook is read as the module's behaviour.
-Lines it cannot use are reported as FILE:LINE: why, and skipped.
+Lines it cannot use are reported as FILE:LINE: why, and skipped."""
 
-options:
-  --sessions FILE    what `lich sessions --json` printed: lich's first sessions read answers with it
-  -o FILE            write the scenario to FILE (default: print it)
-  -h, --help         show this help
-
-exit status:
+IMPORT_EXIT = """exit status:
   0  the scenario was written (a skipped line is reported on stderr)
   1  the log holds no Agent or TaskStop call of the main loop
   2  a file cannot be read, or the log cannot be made into a scenario (one FILE:LINE line says why),
      or the command line is wrong"""
+
+
+def import_parser() -> CommandParser:
+    parser = CommandParser("agent-cards import", IMPORT_DESCRIPTION, IMPORT_EXIT)
+    parser.usage = "agent-cards import [-h] [--sessions FILE] [-o FILE [--force]] [--] SESSION.jsonl"
+    parser.add_argument("log", nargs="*", metavar="SESSION.jsonl", help="the session log")
+    parser.add_argument("--sessions", metavar="FILE",
+                        help="what `lich sessions --json` printed: lich's first sessions read answers with it")
+    parser.add_argument("-o", dest="output", metavar="FILE",
+                        help="write the scenario to FILE, which must not exist yet (default, or -: print it)")
+    parser.add_argument("--force", action="store_true", help="with -o: overwrite FILE if it exists")
+    return parser
 
 
 class LogError(Exception):
@@ -872,26 +878,21 @@ def read_sessions(path: str) -> str:
 
 def main(args: list[str]) -> int:
     """``agent-cards import``."""
-    args = list(args)
-    if any(a in ("-h", "--help") for a in args):
-        print(IMPORT_HELP)
-        return 0
-    values: dict[str, str] = {}
-    for flag in ("--sessions", "-o"):
-        if flag in args:
-            at = args.index(flag)
-            if at + 1 >= len(args):
-                print(f"agent-cards import: {flag} takes a file (agent-cards import --help)", file=sys.stderr)
-                return 2
-            values[flag] = args[at + 1]
-            del args[at : at + 2]
-    if len(args) != 1 or args[0].startswith("-"):
-        reason = f"unknown option {args[0]}" if args and args[0].startswith("-") else "name one session log"
-        print(f"agent-cards import: {reason} (agent-cards import --help)", file=sys.stderr)
+    prog = "agent-cards import"
+    options = parse(import_parser(), args, files="log")
+    if isinstance(options, int):
+        return options
+    if len(options.log) != 1:
+        return usage_error(prog, "name one session log")
+    if STDIN in (options.log[0], options.sessions):
+        return usage_error(prog, "a session log and --sessions are read as files: - (standard input) is not one")
+    output = None if options.output in (None, STDIN) else str(options.output)
+    if output is not None and (problem := refused_output(output, options.force)):
+        print(f"{prog}: {problem}", file=sys.stderr)
         return 2
-    log = Path(args[0])
+    log = Path(options.log[0])
     try:
-        sessions = read_sessions(values["--sessions"]) if "--sessions" in values else None
+        sessions = read_sessions(options.sessions) if options.sessions is not None else None
         imported = import_session(log, sessions)
     except LogError as error:
         print(str(error), file=sys.stderr)
@@ -907,17 +908,7 @@ def main(args: list[str]) -> int:
     if not imported.calls:
         print(f"{log}:1: no Agent or TaskStop call of the main loop in this log", file=sys.stderr)
         return 1
-    return write_out(imported.yaml, values.get("-o"))
-
-
-def write_out(text: str, out: str | None) -> int:
-    """The scenario on stdout, or into the file ``out`` (a folder that does not exist is one line, exit 2)."""
-    if out is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as error:
-        print(f"{out}:1: cannot write the file: {error.strerror or error}", file=sys.stderr)
-        return 2
+    if output is not None:
+        return write_output(prog, output, imported.yaml, options.force)
+    sys.stdout.write(imported.yaml)
     return 0

@@ -19,6 +19,10 @@ from agent_cards_simulator.scenario.replay import Replay
 PARTICIPANTS = (("Model", "the model"), ("CC", "Claude Code"), ("Mod", "agent cards mod"), ("Lich", "lich"),
                 ("Person", "the person"))
 _LIMIT = 140
+#: The characters Mermaid reads as syntax inside a message, as its entity codes (``#`` + decimal code + ``;``),
+#: replaced in one pass: replacing ``#`` and then ``;`` would turn ``#`` into ``#35#59;``, which Mermaid reads
+#: as an entity it does not know and cuts the text there ("Fix issue #123" drawn as "Fix issue").
+_ENTITIES = str.maketrans({"#": "#35;", ";": "#59;", "<": "#60;", ">": "#62;"})
 
 
 def text(value: Any, limit: int = _LIMIT) -> str:
@@ -27,7 +31,7 @@ def text(value: Any, limit: int = _LIMIT) -> str:
     raw = " ".join(raw.split())
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
-    return raw.replace("#", "#35;").replace(";", "#59;").replace("<", "#lt;").replace(">", "#gt;")
+    return raw.translate(_ENTITIES)
 
 
 def _answer(event: dict[str, Any]) -> str:
@@ -94,12 +98,62 @@ def lines_of(event: dict[str, Any]) -> list[str]:
     return []
 
 
+def _is_open(event: dict[str, Any]) -> bool:
+    """A lich run (the arrows to lich and back): what runs side by side when calls are parallel."""
+    argv = event.get("argv")
+    return event["kind"] == "run" and not (isinstance(argv, list) and argv and argv[0] == "git")
+
+
+def _groups(events: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The events in drawing order, as ``("one", [event])`` or ``("par", [events])``: the calls raised at
+    one time, and the lich runs that overlap in time (each starts before an earlier one of them has ended),
+    are each a ``par`` block, one branch an event. An event the transcript holds between the runs of a
+    block is drawn just before the block."""
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    i = 0
+    while i < len(events):
+        event = events[i]
+        if event["kind"] == "call":
+            j = i
+            while j + 1 < len(events) and events[j + 1]["kind"] == "call" and events[j + 1]["t"] == event["t"]:
+                j += 1
+            out.append(("par", events[i : j + 1]) if j > i else ("one", [event]))
+            i = j + 1
+            continue
+        if _is_open(event):
+            runs, between, end = [event], [], event["t"] + (event.get("ms") or 0)
+            last, j = i, i + 1
+            while j < len(events) and events[j]["t"] < end:
+                if _is_open(events[j]):
+                    runs.append(events[j])
+                    between += [e for e in events[last + 1 : j] if not _is_open(e)]
+                    end = max(end, events[j]["t"] + (events[j].get("ms") or 0))
+                    last = j
+                j += 1
+            if len(runs) > 1:
+                out += [("one", [e]) for e in between]
+                out.append(("par", runs))
+                i = last + 1
+                continue
+        out.append(("one", [event]))
+        i += 1
+    return out
+
+
 def diagram(replay: Replay) -> str:
     """The sequence diagram of one replay (of one variant), without the fence."""
     out = ["sequenceDiagram"]
     out += [f"    participant {pid} as {name}" for pid, name in PARTICIPANTS]
-    for event in replay.events:
-        out += [f"    {line}" for line in lines_of(event)]
+    for shape, events in _groups(list(replay.events)):
+        if shape == "one":
+            out += [f"    {line}" for line in lines_of(events[0])]
+            continue
+        what = "calls raised at once" if events[0]["kind"] == "call" else "lich runs at the same time"
+        for n, event in enumerate(events):
+            label = f"t={event['t']} {what}" if n == 0 else f"t={event['t']}"
+            out.append(f"    {'par' if n == 0 else 'and'} {text(label)}")
+            out += [f"        {line}" for line in lines_of(event)]
+        out.append("    end")
     for failure in replay.failures:
         out.append(f"    Note over Model,Person: {text(f'✗ {failure}', 200)}")
     return "\n".join(out)

@@ -2,8 +2,9 @@
 
 The timeline is for reading, the JSON is the contract. The timeline opens with a header that names
 its columns (the first is virtual ms since the scenario's start); a long value is shortened inside
-(a long text in an input or a result), never by cutting its keys off; what the model or the person
-reads (a deny, an error, a toast, a note, a context line) is printed whole.
+(a long text in an input, a result's content and prompt, shown whole elsewhere), never by cutting its keys
+off; every other field of a result, and what the model or the person reads (a deny, an error, a toast, a
+note, a context line), is printed whole.
 """
 
 from __future__ import annotations
@@ -48,6 +49,19 @@ def compact(value: Any, limit: int = 48) -> str:
     if isinstance(value, str):
         return one_line(value)
     return one_line(json.dumps(shortened(value, limit), ensure_ascii=False))
+
+
+#: The keys of an Agent call's result whose text is shown elsewhere: the content on the lines under the
+#: answer, the prompt on the call's own line. Every other field is printed whole (a path, a branch, an id).
+_SHOWN_ELSEWHERE = frozenset({"content", "prompt"})
+
+
+def result_text(value: Any) -> str:
+    """An answer's result (or deny, or error) on one line: every field whole, but the texts shown elsewhere."""
+    if not isinstance(value, dict):
+        return compact(value, limit=10**9)
+    whole = {k: shortened(v) if k in _SHOWN_ELSEWHERE else v for k, v in value.items()}
+    return one_line(json.dumps(whole, ensure_ascii=False))
 
 
 def argv_text(argv: Any, limit: int = 60) -> str:
@@ -96,7 +110,7 @@ def describe(event: dict[str, Any]) -> str:
     if kind == "answer":
         for arm in ("deny", "error", "result"):
             if arm in event:
-                return f"{event['call']} {arm}: {compact(event[arm])}"
+                return f"{event['call']} {arm}: {result_text(event[arm])}"
     if kind == "permission":
         return f"{event['call']} {event['outcome']} (via {event['via']})"
     if kind == "spawn":

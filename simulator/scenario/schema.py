@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any
 
+from agent_cards.arguments import CommandParser, parse
 from agent_cards_simulator.scenario.reader import TOP
 from agent_cards_simulator.scenario.spec import Defs
 from agent_cards_simulator.scenario.steps import steps_table
@@ -38,12 +39,17 @@ def schema_text() -> str:
 
 
 def main(argv: list[str]) -> int:
-    if argv[1:] == ["--steps-table"]:
+    """``argv``: as ``sys.argv`` holds it (the program's name first)."""
+    parser = CommandParser("python -m agent_cards_simulator.scenario.schema",
+                           "Print docs/scenario.schema.json, made from the definitions of the format.",
+                           "exit status:\n  0  printed\n  2  the command line is wrong")
+    parser.add_argument("--steps-table", action="store_true", help="print the table of steps in docs/scenarios.md")
+    options = parse(parser, argv[1:])
+    if isinstance(options, int):
+        return options
+    if options.steps_table:
         print(steps_table())
         return 0
-    if argv[1:]:
-        print("usage: python -m agent_cards_simulator.scenario.schema [--steps-table]", file=sys.stderr)
-        return 2
     sys.stdout.write(schema_text())
     return 0
 

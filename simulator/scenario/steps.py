@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent_cards.record import Record, Value
+from agent_cards.record import Record, Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.lich.scripts import OpenScript
 from agent_cards_simulator.scenario import model
@@ -70,6 +70,7 @@ class Ids(Record):
     """Call ids in file order: ``toolu_0001``, … (a call with its own id still takes a number)."""
 
     count: int = 0  # the ids given out so far
+    calls: set[str] = field(default_factory=set)  # the ids of the calls read so far (their own or given)
 
     def next(self) -> str:
         self.count += 1
@@ -333,6 +334,10 @@ def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> ToolCall | None:
         target = _value(r, m, _TASKSTOP, path)
         if target is FAILED:
             return None
+        if isinstance(target, str) and (target in ids.calls or target.startswith("toolu_")):
+            r.fail(m, "taskstop", f"{path}.taskstop: {target!r} is a call's id, not a task id: TaskStop takes the "
+                   f"worker's roster name; for the worker that call opened write taskstop: {{worker: {target}}}")
+            return None
         if isinstance(target, dict):
             worker_of, target = target["worker"], ""
         tool, tool_input = "TaskStop", {"task_id": target}
@@ -343,6 +348,8 @@ def read_call(r: Reader, item: YMap, path: str, ids: Ids) -> ToolCall | None:
             return None
         if tool == _TOOL.default:  # its problems are reported; the call still counts in the checks across steps
             AGENT_INPUT.read(r, m, _CALL.key, m[_CALL.key], f"{path}.{_CALL.key}")
+    if isinstance(call_id, str):
+        ids.calls.add(call_id)
     origin, agent, permission, lich = (_value(r, m, f, path) for f in (_ORIGIN, _AGENT, _PERMISSION, _LICH))
     if FAILED in (call_id, tool, origin, agent, permission, lich):
         return None
