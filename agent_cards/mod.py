@@ -30,7 +30,7 @@ import contextlib
 from typing import Any
 
 from agent_cards import lich_calls, rules, taken
-from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult, StateStore
+from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessResult, StateStore
 from agent_cards.record import Record, Value, field, replace
 from agent_cards.state import MemoryStore, Worker
 from agent_cards.texts import person_text
@@ -134,32 +134,40 @@ class AgentCards(Record):
         what lived only in memory, the 5 s poll (FOOTER-POLL), when the restored state has workers."""
         self._arm(host)
 
-    def _arm(self, host: Host) -> None:
+    def _arm(self, host: Host, ms: int = POLL_MS) -> None:
+        """Arm the one watch (FOOTER-POLL): none while one is armed or a read it made still runs."""
         if self._watching or not self.store.get().workers:
             return
         self._watching = True
-        host.clock.after(POLL_MS, lambda: self._poll(host))
+        host.clock.after(ms, lambda: self._poll(host))
 
     async def _poll(self, host: Host) -> None:
-        """FOOTER-POLL: one ``sessions --json`` read per 5 s tick, whatever the number of workers.
+        """FOOTER-POLL: one ``sessions --json`` read per tick, whatever the number of workers.
 
-        The next tick is armed before the read, so ticks keep a fixed period whatever the read takes;
-        a tick that finds no worker left reads nothing and arms nothing.
+        One watch at a time: the next tick is armed only once this read has ended, so a slow lich never
+        has two reads of this session under way. It is armed for what is left of the 5 s period, so reads
+        keep a 5 s period while they are quicker than that; a read that took 5 s or longer is followed by
+        the next at the first multiple of 5 s from its start that it did not run past. A tick that finds
+        no worker left reads nothing and arms nothing.
         """
-        self._watching = False
         state = self.store.get()
         if not state.workers:
+            self._watching = False
             return
-        self._arm(host)
+        started = host.clock.now()
         try:
             listed = lich_calls.listed_states(await host.process.run(lich_calls.list_argv(state.lich_bin)))
-        except ProcessError:
+        except Exception:  # a rejection, or a host that failed: read as a list lich could not give
             listed = None
+        finally:
+            self._watching = False  # the read has ended: a watch may be armed again
         if listed is not None:  # FOOTER-LIST-FAIL: a list lich could not give leaves the count as it was
             finished = lich_calls.finished(state.workers, listed)
             if finished:
                 self.store.update(lambda s: s.without(finished))
                 host.ui.invalidate("ui.render")
+        took = max(0, host.clock.now() - started)
+        self._arm(host, POLL_MS - took if took < POLL_MS else -took % POLL_MS)
 
     async def footer(self, host: Host, e: Event, next: Next) -> HookResult:
         """FOOTER-COUNT / FOOTER-ERRANDS: ``lich: N workers``, unless the lich line shows errands."""

@@ -385,6 +385,8 @@ LICH = RecordKind(
               "worker's roster name.", default={}),
         Field("open", OPEN, "How lich answers every open that no call scripts with its own `lich:`. Default: pending "
               "after 800 ms.", default=_LICH.default_open, attr="default_open"),
+        Field("sessions_ms", Ms(), "How long every `lich sessions` read takes, virtual ms (a `lists` window's "
+              "answer too). Default: as long as every command but `open` (30 ms)."),
         Field("opens", ListOf(OPEN), "By order: the n-th open (counting every open from 1) gets the n-th of these, "
               "unless its call scripts it with its own `lich:`; an open past the list gets `open`.", default=()),
     ],
