@@ -68,16 +68,6 @@ AGENT: dict[str, str] = {
         "This Agent call was interrupted while lich was opening a card for it on branch {branch}. A lich "
         "session may already hold the task; if it does, its report still comes back as a [lich] note."
     ),
-    "deny.timeout": (
-        'lich did not finish opening a card for this Agent call within two minutes. A lich session may '
-        'already hold the task, so it is not run here as well; if one does, its report still comes back as a '
-        '[lich] note.'
-    ),
-    "deny.timeout.isolated": (
-        'lich did not finish opening a card for this Agent call on branch {branch} within two minutes. A lich'
-        ' session may already hold the task, so it is not run here as well; if one does, its report still '
-        'comes back as a [lich] note.'
-    ),
     # PERM-DENY-SPAWN: what the native spawn is told; the Agent call itself answers with lich's outcome.
     "deny.spawn": 'lich runs this agent as the card "{label}" instead.',
     # STOP-REFUSED
@@ -129,6 +119,10 @@ PERSON: dict[str, str] = {
     "toast.not_reached": (
         'Agent "{description}" runs inside Claude Code: lich opened the card "{label}", but the task did '
         "not reach it ({reason})."
+    ),
+    # OPEN-TIMEOUT: the open ran past its two minutes and was stopped (its process group ended).
+    "toast.open_timeout": (
+        'lich timed out: agent ran natively. lich open gave no answer within 2 min for "{description}".'
     ),
     # The command hook: a call it leaves to Claude Code because only Claude Code can check it.
     "toast.hook_rule": (

@@ -404,3 +404,26 @@ def test_the_session_hosts_process_errors_are_worded_as_the_engines(tmp_path: Pa
         with pytest.raises(ProcessError) as faked:
             host_check(argv, timeout)
         assert str(bridged.value) == str(faked.value)
+
+
+def test_a_command_past_its_timeout_is_ended_with_its_whole_process_group(tmp_path: Path) -> None:
+    """A hung ``lich open`` is stopped with what it started: a child that ignores SIGTERM is killed too."""
+    from agent_cards.bridge.lifetime import alive
+    from agent_cards.engine import ProcessError
+
+    pid_file = tmp_path / "child.pid"
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    leader = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {stubborn!r}])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(600)\n"
+    )
+    with pytest.raises(ProcessError) as hung:
+        asyncio.run(run_process([sys.executable, "-c", leader], 5000))
+    assert hung.value.kind == "timeout"
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(child)

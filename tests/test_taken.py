@@ -165,11 +165,14 @@ def test_an_open_that_failed_runs_the_native_agent_saying_why(outcome: ProcessRe
     )
 
 
-def test_an_open_that_timed_out_denies_instead_of_running_it_twice() -> None:
-    timed_out = ProcessError("$.process.run(lich) aborted: still running after 120000ms", "timeout")
-    assert opening().decide(timed_out, 120_000) == Deny(AGENT["deny.timeout"])
+def test_an_open_that_timed_out_runs_the_native_agent_with_a_toast_naming_the_timeout() -> None:
+    reason = "$.process.run(lich) aborted: still running after 120000ms"
+    timed_out = ProcessError(reason, "timeout")
+    native = Native("toast.open_timeout", {"description": "Fix the auth flow", "reason": reason})
+    assert opening().decide(timed_out, 120_000) == native
     isolated = opening(base=ProcessResult(0, "main\n", ""), isolation="worktree")
-    assert isolated.decide(timed_out, 120_000) == Deny(AGENT["deny.timeout.isolated"].format(branch=BRANCH))
+    assert isolated.decide(timed_out, 120_000) == native
+    assert isinstance(opening().decide(timed_out, 120_000, esc=True), Deny)  # Esc alone denies
 
 
 def test_esc_during_a_failed_open_denies_instead_of_running_it_twice() -> None:

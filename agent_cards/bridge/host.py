@@ -118,14 +118,17 @@ async def run_process(
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
-        try:
-            await asyncio.wait_for(proc.wait(), wait)
-            return
-        except TimeoutError:
-            continue
+    """End a command past its timeout with its whole process group (it leads a session of its own), so
+    that nothing a hung ``lich open`` started outlives it: SIGTERM to the group, then, once the command
+    ended or its grace ran out, SIGKILL to whatever of the group is left."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):  # its pipes close once the group is gone (one that left it aside)
+        await asyncio.wait_for(proc.communicate(), KILL_GRACE_S)
 
 
 class BridgeProcess:
