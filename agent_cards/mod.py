@@ -9,7 +9,8 @@ Flow of a taken Agent call (PERM-FIRST, PERM-DENY-SPAWN):
    base (``taken.base_read``: ``git branch --show-current``); ``taken.opening`` names its branch and its
    open. The call is kept under its ``tool_use_id`` as ``PassedOn`` (holding the ``Opening``) and passed
    on beneath (``next``), where Claude Code's permission check runs.
-2. ``agent.spawn``: raised only for an allowed call. A ``PassedOn`` call is taken out and its open run
+2. ``agent.spawn``: raised only for an allowed call. A ``PassedOn`` call is taken out; made in plan mode
+   (the spawn's ``permissionMode``), it stays native with a toast (PERM-PLAN). Otherwise its open is run
    in lich (``$LICH_BIN open --kind claude --subagent … --json``, two minutes); ``Opening.decide`` gives
    one decision. A ``Native`` one (the open failed) lets the native spawn go on, after a toast. Any other
    is kept under the ``tool_use_id`` as ``Decided`` for step 3 and the spawn is denied, so no native
@@ -112,6 +113,10 @@ class AgentCards(Record):
             return await next(e)
         del self._calls[key]  # taken out: another spawn of this id finds nothing to open
         opening = call.opening
+        planning = opening.left_in_plan_mode(e)
+        if planning is not None:  # PERM-PLAN: the native agent runs, held to plan mode
+            await self._toast(host, planning)
+            return await next(e)
         printed = await _run(host, opening.run)
         decision = opening.decide(printed, host.clock.now(), esc=next.signal.aborted)
         if isinstance(decision, taken.Native):  # lich does not have the task: the native agent runs

@@ -19,6 +19,8 @@ An Agent call:
 | git could not answer (``ProcessError``)    | no ``--base``                                    | BASE-NONE            |
 | the base read failed in another way        | ``Native``, ``toast.open_failed``                | FALL-BEFORE-ONLY     |
 | an older lich's worker, subagent/ base     | ``Native``, silent                               | TAKE-OLD-LICH-WORKER |
+| agent.spawn carries plan mode (PERM-PLAN)  | ``Native``, ``toast.plan_mode``: no open runs    | PERM-PLAN            |
+|   (``Opening.left_in_plan_mode``)          |                                                  |                      |
 | the open failed and Esc was pressed        | ``Deny``: ``deny.esc`` (``.isolated``)           | FALL-ESC-OPEN        |
 | the open timed out (its run was stopped)   | ``Native``, ``toast.open_timeout``               | DELIV-OPEN-FAILED    |
 | the open failed, naming a card             | ``Native``, ``toast.not_reached``                | FALL-OPEN-FAILED     |
@@ -270,6 +272,18 @@ class Opening(Value):
 
             fault = f"could not word the answer for {got.name} ({type(error).__name__}: {error})"
             return Deny(AGENT["deny.unknown"].format(label=got.label, status=got.status), got.label, fault)
+
+    def left_in_plan_mode(self, spawn: Event) -> Native | None:
+        """PERM-PLAN: a call whose ``agent.spawn`` carries ``permissionMode: "plan"`` stays native, with a toast.
+
+        lich opens a worker with its own permissions, never in the asking session's mode (``lich open`` has
+        no flag for it), so a worker would edit where Claude Code's own agent, held to plan mode, must ask.
+        The mode is known only here: ``tool.call`` does not carry it, and the person may switch it (Shift+Tab)
+        between two calls.
+        """
+        if spawn.get("permissionMode") != "plan":
+            return None
+        return _saying(self.call.description, "toast.plan_mode")
 
     def spawn_denial(self, decision: Deny | Answer) -> str:
         """PERM-DENY-SPAWN: what the mod tells the native spawn; the Agent call answers with ``decision``."""

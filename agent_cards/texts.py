@@ -129,10 +129,8 @@ PERSON: dict[str, str] = {
         'Agent "{description}" runs inside Claude Code: the permission rule {rule} covers it, and only '
         "Claude Code can apply that rule."
     ),
-    "toast.hook_plan": (
-        'Agent "{description}" runs inside Claude Code: plan mode is on, and a lich session would not be '
-        "held to it."
-    ),
+    # PERM-PLAN (the mod at agent.spawn, the command hook at PreToolUse): a lich worker is not held to plan mode.
+    "toast.plan_mode": 'Plan mode: agent ran natively, held to it. A lich card would not be: "{description}".',
     "footer.workers.one": "lich: 1 worker",
     "footer.workers.many": "lich: {count} workers",
     # Claude Code's own TaskStop wording (STOP-RESULT), kept as it is.

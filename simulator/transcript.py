@@ -23,6 +23,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "note": ("text",),
     "esc": (),
     "reload": (),
+    "mode": ("mode",),  # the session's permission mode was switched (Shift+Tab)
     "report": ("text",),  # a line of the engine's report: a hook skipped, a hook overran
     "check": ("count", "footer"),  # a check step read the mod's state (no footer drawn)
 }

@@ -230,6 +230,27 @@ def test_a_general_purpose_call_is_taken_and_counted(modules: list[FakeModule], 
     assert footer["value"]["props"]["modes"] == [person_text("footer.workers.one")]
 
 
+def test_the_spawns_permission_mode_reaches_the_mod_and_plan_mode_stays_native(
+    modules: list[FakeModule], lich: LoggedLich
+) -> None:
+    """The module hands agent.spawn's event over whole: ``permissionMode: "plan"`` keeps the call native."""
+    module = start(modules, lich)
+    spawned: list[dict[str, Any]] = []
+
+    def beneath(passed: dict[str, Any]) -> Any:
+        spawn = {**spawn_e(passed), "permissionMode": "plan"}
+        spawned.append(module.dispatch(SPAWN, spawn, lambda _: {"model": "m", "agentId": "native"}, "agent.spawn"))
+        return {"ref": 1, "result": {"status": "async_launched", "agentId": "native"}}
+
+    answer = module.dispatch(AGENT, agent_e(), beneath)
+    assert spawned[0]["value"] == {"model": "m", "agentId": "native"}  # the native spawn went on
+    assert [effect["toast"] for effect in spawned[0]["effects"]] == [
+        person_text("toast.plan_mode", description="Fix auth")
+    ]
+    assert answer["value"]["result"]["agentId"] == "native"
+    assert lich.calls() == []
+
+
 def test_the_oversize_toast_comes_with_the_answer_before_next(modules: list[FakeModule], lich: LoggedLich) -> None:
     module = start(modules, lich)
     seen: list[Any] = []

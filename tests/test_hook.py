@@ -420,7 +420,7 @@ def test_an_open_over_its_time_runs_natively_with_a_toast(env: dict[str, str], p
 def test_plan_mode_leaves_the_call_to_claude_code(env: dict[str, str], project: Path, lich: HookLich) -> None:
     started(project)
     out = handle(agent(project, permission_mode="plan"))
-    assert out == {"systemMessage": person_text("toast.hook_plan", description="Fix the auth flow")}
+    assert out == {"systemMessage": person_text("toast.plan_mode", description="Fix the auth flow")}
     assert lich.calls() == []
 
 

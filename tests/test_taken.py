@@ -270,3 +270,13 @@ def test_decisions_are_immutable_values_of_their_own_type() -> None:
     assert deny != Deny("no", card="Fix auth")
     assert Native() != Deny("no") and Native() != ()
     assert repr(ProcessRun(("git",), 1)) == "ProcessRun(argv=('git',), timeout_ms=1)"
+
+
+def test_a_spawn_in_plan_mode_leaves_the_call_native_with_a_toast() -> None:
+    spawn = {"tool_use_id": "toolu_01QxW7zAB12", "permissionMode": "plan"}
+    assert opening().left_in_plan_mode(spawn) == Native("toast.plan_mode", {"description": "Fix the auth flow"})
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", None])
+def test_a_spawn_in_any_other_mode_opens_the_worker(mode: str | None) -> None:
+    assert opening().left_in_plan_mode({"permissionMode": mode}) is None

@@ -87,6 +87,9 @@ EVENTS: dict[str, EventKind] = {
         "footer": "The footer's lich line as last drawn (null: none).",
     }),
     "reload": EventKind("The mod was reloaded.", {}),
+    "mode": EventKind("The session's permission mode was switched (a `mode` step: Shift+Tab).", {
+        "mode": "The mode switched to: `default`, `acceptEdits`, `plan`, …",
+    }),
     "report": EventKind("A line of the engine's own report: a hook it skipped, a hook that overran, a timer that "
                         "failed.", {"text": "The report's text."}),
 }
