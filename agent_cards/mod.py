@@ -34,7 +34,7 @@ from agent_cards import lich_calls, rules, taken
 from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessResult, StateStore
 from agent_cards.record import Record, Value, field, replace
 from agent_cards.state import MemoryStore, Worker
-from agent_cards.texts import person_text
+from agent_cards.texts import person_text, toast_text
 
 POLL_MS = 5_000  # FOOTER-POLL
 
@@ -196,11 +196,18 @@ class AgentCards(Record):
         return {"result": decision.result}  # STOP-RESULT
 
     async def _toast(self, host: Host, native: taken.Native) -> None:
+        """The toast, cut to what Claude Code's toast box shows; when it was cut, the whole text goes to the
+        host's log (``ui.log``, where the host has one), so that the full reason can still be read."""
         if native.toast is None:
             return
         # A toast that cannot be shown must not change what the call does.
         with contextlib.suppress(Exception):
-            await host.ui.toast(person_text(native.toast, **native.slots))
+            shown = toast_text(native.toast, **native.slots)
+            await host.ui.toast(shown)
+            whole = person_text(native.toast, **native.slots)
+            log = getattr(host.ui, "log", None)  # not every host keeps a log (the Protocol's UI needs none)
+            if whole != shown and callable(log):
+                log(f"toast in full: {whole}")
 
 
 def register(on: On, store: StateStore | None = None) -> AgentCards:

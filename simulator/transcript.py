@@ -19,6 +19,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "answer": ("call",),  # and one of result / deny / error, plus context when the answer carries one
     "run": ("argv", "timeout_ms", "exit", "stdout", "stderr", "error", "ms"),
     "toast": ("text",),
+    "log": ("text",),  # a line the mod wrote to the plugin's log (a cut toast's whole text)
     "footer": ("line",),
     "note": ("text",),
     "esc": (),

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_cards.bridge.dispatch import BridgeDispatch, BridgeSignal, DispatchCancelled
+from agent_cards.bridge.lifetime import log
 from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, HookResult, Origin, ProcessResult, Timer
 from agent_cards.host_contract import (
     capped_bytes,
@@ -158,6 +159,10 @@ class BridgeUI:
 
     def invalidate(self, event: str, /) -> None:
         self._emit({"invalidate": str(event)})
+
+    def log(self, text: str, /) -> None:
+        """The plugin's log: a line on this host's stderr (the whole text of a toast the box had to cut)."""
+        log(str(text))
 
 
 class BridgeClock:

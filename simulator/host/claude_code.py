@@ -120,6 +120,10 @@ class BoundHost:
     async def toast(self, text: str, /) -> None:
         self._claude.transcript.record("toast", text=text)
 
+    def log(self, text: str, /) -> None:
+        """A line for the plugin's log (the whole text of a toast the box had to cut)."""
+        self._claude.transcript.record("log", text=text)
+
     def invalidate(self, event: str, /) -> None:
         if event == "ui.render":
             self._claude.schedule_footer()

@@ -420,7 +420,7 @@ def test_a_missing_python_is_a_toast_and_the_agent_runs_natively(
     start = time.monotonic()
     with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(AGENT_CARDS_PYTHON=missing),
              extra_args=DEFAULT) as tui:
-        tui.wait_for(r"agent cards could not start Python", 30)
+        tui.wait_for(r"No Python 3\.11\+: set AGENT_CARDS_PYTHON", 30)
         tui.type(TRIGGER)
         assert model.wait_until(answered(general), 60), tui.screen()
         tui.wait_for(r'Agent "Fix the auth flow" finished', 60)
