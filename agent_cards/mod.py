@@ -31,7 +31,7 @@ import contextlib
 from typing import Any
 
 from agent_cards import lich_calls, rules, taken
-from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessResult, StateStore
+from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult, StateStore
 from agent_cards.record import Record, Value, field, replace
 from agent_cards.state import MemoryStore, Worker
 from agent_cards.texts import person_text, toast_text
@@ -161,16 +161,23 @@ class AgentCards(Record):
             return
         started = host.clock.now()
         try:
-            listed = lich_calls.listed_states(await host.process.run(lich_calls.list_argv(state.lich_bin)))
-        except Exception:  # a rejection, or a host that failed: read as a list lich could not give
-            listed = None
-        finally:
-            self._watching = False  # the read has ended: a watch may be armed again
-        if listed is not None:  # FOOTER-LIST-FAIL: a list lich could not give leaves the count as it was
-            finished = lich_calls.finished(state.workers, listed)
-            if finished:
-                self.store.update(lambda s: s.without(finished))
-                host.ui.invalidate("ui.render")
+            try:
+                listed = lich_calls.listed_states(await host.process.run(lich_calls.list_argv(state.lich_bin)))
+            except ProcessError:
+                listed = None
+            if listed is not None:  # FOOTER-LIST-FAIL: a list lich could not give leaves the count as it was
+                finished = lich_calls.finished(state.workers, listed)
+                if finished:
+                    self.store.update(lambda s: s.without(finished))
+                    host.ui.invalidate("ui.render")
+        except Exception:  # a fault of the mod's still reaches the host's report, and the poll goes on
+            self._rearm(host, started)
+            raise
+        self._rearm(host, started)
+
+    def _rearm(self, host: Host, started: int) -> None:
+        """The read that began at ``started`` has ended: arm the next for what is left of its period."""
+        self._watching = False
         took = max(0, host.clock.now() - started)
         self._arm(host, POLL_MS - took if took < POLL_MS else -took % POLL_MS)
 
