@@ -46,6 +46,10 @@ class Process(Protocol):
 
 
 class UI(Protocol):
+    """``$.ui``. A host may also offer ``log(text)``, a line for the plugin's log: the mod writes there the
+    whole text of a toast it cut to fit Claude Code's toast box (the engine's ``$`` has no log, so the
+    mod looks for it and needs none)."""
+
     async def toast(self, text: str, /) -> None: ...
 
     def invalidate(self, event: str, /) -> None:

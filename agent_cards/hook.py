@@ -287,7 +287,7 @@ def agent_call(data: Mapping[str, Any], env: Environ, run: Runner) -> Output | N
         return toast(left)
     # Checks the mod leaves to Claude Code's permission check, which runs after this hook (docs).
     if data.get("permission_mode") == "plan":
-        return toast(taken.native(e, "toast.hook_plan"))
+        return toast(taken.native(e, "toast.plan_mode"))  # PERM-PLAN
     rule = permission_rule(data, env, e)
     if rule is not None:
         return toast(taken.native(e, "toast.hook_rule", rule=rule))

@@ -56,16 +56,6 @@ _PT_BR: dict[str, str] = {
         "Esta chamada de Agent foi interrompida enquanto o lich abria um card para ela na branch {branch}. Talvez uma "
         "sessão lich já esteja com a tarefa; se estiver, o relatório dela ainda chega como uma nota [lich]."
     ),
-    "deny.timeout": (
-        'O lich não terminou de abrir um card para esta chamada de Agent em dois minutos. Talvez uma sessão '
-        'lich já esteja com a tarefa, então ela não é executada aqui também; se estiver, o relatório dela '
-        'ainda chega como uma nota [lich].'
-    ),
-    "deny.timeout.isolated": (
-        'O lich não terminou de abrir um card na branch {branch} para esta chamada de Agent em dois minutos. '
-        'Talvez uma sessão lich já esteja com a tarefa, então ela não é executada aqui também; se estiver, o '
-        'relatório dela ainda chega como uma nota [lich].'
-    ),
     "deny.spawn": 'Em vez disso, o lich executa este agente como o card "{label}".',
     "deny.stop_refused": 'O lich não conseguiu parar a sessão "{label}": {reason}.',
     "hook.launched.shared": (
@@ -140,15 +130,6 @@ _ZH_CN: dict[str, str] = {
         "这次 Agent 调用在 lich 为它在分支 {branch} 上打开卡片的过程中被中断了。可能已有 lich 会话接手了该任务；"
         "如果是这样，它的报告仍会以 [lich] 消息的形式送回。"
     ),
-    "deny.timeout": (
-        'lich 未能在两分钟内为这次 Agent 调用打开卡片。可能已有 lich 会话接手了该'
-        '任务，因此这里不会再运行一次；如果是这样，它的报告仍会以 [lich] 消息的形式送回。'
-    ),
-    "deny.timeout.isolated": (
-        'lich 未能在两分钟内为这次 Agent 调用在分支 {branch} 上打开卡片。可能'
-        '已有 lich 会话接手了该任务，因此这里不会再运行一次；如果是这样，它的报告仍会以 [l'
-        'ich] 消息的形式送回。'
-    ),
     "deny.spawn": 'lich 改为以卡片 "{label}" 的形式运行此 agent。',
     "deny.stop_refused": 'lich 无法停止会话 "{label}"：{reason}。',
     "hook.launched.shared": (
@@ -221,16 +202,6 @@ _ES: dict[str, str] = {
     "deny.esc.isolated": (
         "Esta llamada a Agent se interrumpió mientras lich le abría una tarjeta en la rama {branch}. Puede que una "
         "sesión lich ya tenga la tarea; si es así, su informe igualmente llegará como una nota [lich]."
-    ),
-    "deny.timeout": (
-        'lich no terminó de abrir una tarjeta para esta llamada a Agent en dos minutos. Puede que una sesión '
-        'lich ya tenga la tarea, así que no se ejecuta también aquí; si es así, su informe igualmente llegará'
-        ' como una nota [lich].'
-    ),
-    "deny.timeout.isolated": (
-        'lich no terminó de abrir una tarjeta en la rama {branch} para esta llamada a Agent en dos minutos. '
-        'Puede que una sesión lich ya tenga la tarea, así que no se ejecuta también aquí; si es así, su '
-        'informe igualmente llegará como una nota [lich].'
     ),
     "deny.spawn": 'En su lugar, lich ejecuta este agente como la tarjeta "{label}".',
     "deny.stop_refused": 'lich no pudo detener la sesión "{label}": {reason}.',
@@ -310,17 +281,6 @@ _JA: dict[str, str] = {
         "lich がこの Agent 呼び出しのためにブランチ {branch} でカードを開いている途中で、呼び出しが中断されました。"
         "すでに lich セッションがタスクを引き受けている可能性があり、その場合でもレポートは [lich] メモとして届きます。"
     ),
-    "deny.timeout": (
-        'lich はこの Agent 呼び出しのためのカードを 2 分以内に開き終えませんでした。'
-        'すでに lich セッションがタスクを引き受けている可能性があるため、ここでは重ねて実行し'
-        'ません。その場合でもレポートは [lich] メモとして届きます。'
-    ),
-    "deny.timeout.isolated": (
-        'lich はこの Agent 呼び出しのためのカードをブランチ {branch} で 2 '
-        '分以内に開き終えませんでした。すでに lich セッションがタスクを引き受けている可能性が'
-        'あるため、ここでは重ねて実行しません。その場合でもレポートは [lich] メモとして届き'
-        'ます。'
-    ),
     "deny.spawn": 'lich は代わりに、このエージェントをカード "{label}" として実行します。',
     "deny.stop_refused": 'lich はセッション "{label}" を停止できませんでした: {reason}。',
     "hook.launched.shared": (
@@ -399,17 +359,6 @@ _KO: dict[str, str] = {
         "lich가 이 Agent 호출을 위해 브랜치 {branch}에서 카드를 여는 도중에 호출이 중단되었습니다. 이미 lich 세션이 "
         "작업을 맡았을 수 있으며, 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다."
     ),
-    "deny.timeout": (
-        'lich가 2분 안에 이 Agent 호출을 위한 카드를 다 열지 못했습니다. 이미'
-        ' lich 세션이 작업을 맡았을 수 있으므로 여기서 다시 실행하지 않습니다. 그렇'
-        '다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다.'
-    ),
-    "deny.timeout.isolated": (
-        'lich가 2분 안에 브랜치 {branch}에서 이 Agent 호출을 위한 카드를'
-        ' 다 열지 못했습니다. 이미 lich 세션이 작업을 맡았을 수 있으므로 여기서 다'
-        '시 실행하지 않습니다. 그렇다면 그 보고서는 여전히 [lich] 메모로 돌아옵니다'
-        '.'
-    ),
     "deny.spawn": '대신 lich가 이 에이전트를 "{label}" 카드로 실행합니다.',
     "deny.stop_refused": 'lich가 "{label}" 세션을 중지하지 못했습니다: {reason}.',
     "hook.launched.shared": (
@@ -486,16 +435,6 @@ _RU: dict[str, str] = {
     "deny.esc.isolated": (
         "Этот вызов Agent был прерван, пока lich открывал для него карточку в ветке {branch}. Возможно, задачу уже "
         "взяла сессия lich; если так, её отчёт всё равно придёт в виде заметки [lich]."
-    ),
-    "deny.timeout": (
-        'lich не успел за две минуты открыть карточку для этого вызова Agent. Возможно, задачу уже взяла '
-        'сессия lich, поэтому здесь она не запускается повторно; если так, её отчёт всё равно придёт в виде '
-        'заметки [lich].'
-    ),
-    "deny.timeout.isolated": (
-        'lich не успел за две минуты открыть карточку в ветке {branch} для этого вызова Agent. Возможно, '
-        'задачу уже взяла сессия lich, поэтому здесь она не запускается повторно; если так, её отчёт всё '
-        'равно придёт в виде заметки [lich].'
     ),
     "deny.spawn": 'Вместо этого lich запускает этого агента как карточку "{label}".',
     "deny.stop_refused": 'lich не смог остановить сессию "{label}": {reason}.',

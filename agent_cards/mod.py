@@ -9,7 +9,8 @@ Flow of a taken Agent call (PERM-FIRST, PERM-DENY-SPAWN):
    base (``taken.base_read``: ``git branch --show-current``); ``taken.opening`` names its branch and its
    open. The call is kept under its ``tool_use_id`` as ``PassedOn`` (holding the ``Opening``) and passed
    on beneath (``next``), where Claude Code's permission check runs.
-2. ``agent.spawn``: raised only for an allowed call. A ``PassedOn`` call is taken out and its open run
+2. ``agent.spawn``: raised only for an allowed call. A ``PassedOn`` call is taken out; made in plan mode
+   (the spawn's ``permissionMode``), it stays native with a toast (PERM-PLAN). Otherwise its open is run
    in lich (``$LICH_BIN open --kind claude --subagent … --json``, two minutes); ``Opening.decide`` gives
    one decision. A ``Native`` one (the open failed) lets the native spawn go on, after a toast. Any other
    is kept under the ``tool_use_id`` as ``Decided`` for step 3 and the spawn is denied, so no native
@@ -33,7 +34,7 @@ from agent_cards import lich_calls, rules, taken
 from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult, StateStore
 from agent_cards.record import Record, Value, field, replace
 from agent_cards.state import MemoryStore, Worker
-from agent_cards.texts import person_text
+from agent_cards.texts import person_text, toast_text
 
 POLL_MS = 5_000  # FOOTER-POLL
 
@@ -112,6 +113,10 @@ class AgentCards(Record):
             return await next(e)
         del self._calls[key]  # taken out: another spawn of this id finds nothing to open
         opening = call.opening
+        planning = opening.left_in_plan_mode(e)
+        if planning is not None:  # PERM-PLAN: the native agent runs, held to plan mode
+            await self._toast(host, planning)
+            return await next(e)
         printed = await _run(host, opening.run)
         decision = opening.decide(printed, host.clock.now(), esc=next.signal.aborted)
         if isinstance(decision, taken.Native):  # lich does not have the task: the native agent runs
@@ -134,32 +139,47 @@ class AgentCards(Record):
         what lived only in memory, the 5 s poll (FOOTER-POLL), when the restored state has workers."""
         self._arm(host)
 
-    def _arm(self, host: Host) -> None:
+    def _arm(self, host: Host, ms: int = POLL_MS) -> None:
+        """Arm the one watch (FOOTER-POLL): none while one is armed or a read it made still runs."""
         if self._watching or not self.store.get().workers:
             return
         self._watching = True
-        host.clock.after(POLL_MS, lambda: self._poll(host))
+        host.clock.after(ms, lambda: self._poll(host))
 
     async def _poll(self, host: Host) -> None:
-        """FOOTER-POLL: one ``sessions --json`` read per 5 s tick, whatever the number of workers.
+        """FOOTER-POLL: one ``sessions --json`` read per tick, whatever the number of workers.
 
-        The next tick is armed before the read, so ticks keep a fixed period whatever the read takes;
-        a tick that finds no worker left reads nothing and arms nothing.
+        One watch at a time: the next tick is armed only once this read has ended, so a slow lich never
+        has two reads of this session under way. It is armed for what is left of the 5 s period, so reads
+        keep a 5 s period while they are quicker than that; a read that took 5 s or longer is followed by
+        the next at the first multiple of 5 s from its start that it did not run past. A tick that finds
+        no worker left reads nothing and arms nothing.
         """
-        self._watching = False
         state = self.store.get()
         if not state.workers:
+            self._watching = False
             return
-        self._arm(host)
+        started = host.clock.now()
         try:
-            listed = lich_calls.listed_states(await host.process.run(lich_calls.list_argv(state.lich_bin)))
-        except ProcessError:
-            listed = None
-        if listed is not None:  # FOOTER-LIST-FAIL: a list lich could not give leaves the count as it was
-            finished = lich_calls.finished(state.workers, listed)
-            if finished:
-                self.store.update(lambda s: s.without(finished))
-                host.ui.invalidate("ui.render")
+            try:
+                listed = lich_calls.listed_states(await host.process.run(lich_calls.list_argv(state.lich_bin)))
+            except ProcessError:
+                listed = None
+            if listed is not None:  # FOOTER-LIST-FAIL: a list lich could not give leaves the count as it was
+                finished = lich_calls.finished(state.workers, listed)
+                if finished:
+                    self.store.update(lambda s: s.without(finished))
+                    host.ui.invalidate("ui.render")
+        except Exception:  # a fault of the mod's still reaches the host's report, and the poll goes on
+            self._rearm(host, started)
+            raise
+        self._rearm(host, started)
+
+    def _rearm(self, host: Host, started: int) -> None:
+        """The read that began at ``started`` has ended: arm the next for what is left of its period."""
+        self._watching = False
+        took = max(0, host.clock.now() - started)
+        self._arm(host, POLL_MS - took if took < POLL_MS else -took % POLL_MS)
 
     async def footer(self, host: Host, e: Event, next: Next) -> HookResult:
         """FOOTER-COUNT / FOOTER-ERRANDS: ``lich: N workers``, unless the lich line shows errands."""
@@ -183,11 +203,18 @@ class AgentCards(Record):
         return {"result": decision.result}  # STOP-RESULT
 
     async def _toast(self, host: Host, native: taken.Native) -> None:
+        """The toast, cut to what Claude Code's toast box shows; when it was cut, the whole text goes to the
+        host's log (``ui.log``, where the host has one), so that the full reason can still be read."""
         if native.toast is None:
             return
         # A toast that cannot be shown must not change what the call does.
         with contextlib.suppress(Exception):
-            await host.ui.toast(person_text(native.toast, **native.slots))
+            shown = toast_text(native.toast, **native.slots)
+            await host.ui.toast(shown)
+            whole = person_text(native.toast, **native.slots)
+            log = getattr(host.ui, "log", None)  # not every host keeps a log (the Protocol's UI needs none)
+            if whole != shown and callable(log):
+                log(f"toast in full: {whole}")
 
 
 def register(on: On, store: StateStore | None = None) -> AgentCards:

@@ -19,8 +19,10 @@ An Agent call:
 | git could not answer (``ProcessError``)    | no ``--base``                                    | BASE-NONE            |
 | the base read failed in another way        | ``Native``, ``toast.open_failed``                | FALL-BEFORE-ONLY     |
 | an older lich's worker, subagent/ base     | ``Native``, silent                               | TAKE-OLD-LICH-WORKER |
+| agent.spawn carries plan mode (PERM-PLAN)  | ``Native``, ``toast.plan_mode``: no open runs    | PERM-PLAN            |
+|   (``Opening.left_in_plan_mode``)          |                                                  |                      |
 | the open failed and Esc was pressed        | ``Deny``: ``deny.esc`` (``.isolated``)           | FALL-ESC-OPEN        |
-| the open timed out (lich may have the task) | ``Deny``: ``deny.timeout`` (``.isolated``)      | FALL-BEFORE-ONLY     |
+| the open timed out (its run was stopped)   | ``Native``, ``toast.open_timeout``               | DELIV-OPEN-FAILED    |
 | the open failed, naming a card             | ``Native``, ``toast.not_reached``                | FALL-OPEN-FAILED     |
 | the open failed otherwise                  | ``Native``, ``toast.open_failed``                | DELIV-OPEN-FAILED    |
 | lich printed a delivery                    | ``Launched``, ``Completed`` or ``Deny``, as the  | DELIV-*              |
@@ -253,12 +255,13 @@ class Opening(Value):
             except Exception as error:
                 got = delivery.NotOpened(error_reason(error))
         if isinstance(got, delivery.NotOpened):
-            timed_out = isinstance(printed, ProcessError) and printed.kind == "timeout"
-            if esc or timed_out:  # FALL-ESC-OPEN, FALL-BEFORE-ONLY: lich may already have the task; never twice
+            if esc:  # FALL-ESC-OPEN: lich may already have the task, and the person stopped the call
                 from agent_cards.texts import agent_text
 
-                key = "deny.esc" if esc else "deny.timeout"
-                return Deny(agent_text(call.lang, f"{key}.isolated" if call.isolated else key, branch=call.branch))
+                return Deny(agent_text(call.lang, "deny.esc.isolated" if call.isolated else "deny.esc",
+                                       branch=call.branch))
+            if isinstance(printed, ProcessError) and printed.kind == "timeout":  # OPEN-TIMEOUT: an open that failed
+                return _saying(call.description, "toast.open_timeout", reason=got.reason)
             if got.label:
                 return _saying(call.description, "toast.not_reached", label=got.label, reason=got.reason)
             return _saying(call.description, "toast.open_failed", reason=got.reason)
@@ -269,6 +272,18 @@ class Opening(Value):
 
             fault = f"could not word the answer for {got.name} ({type(error).__name__}: {error})"
             return Deny(AGENT["deny.unknown"].format(label=got.label, status=got.status), got.label, fault)
+
+    def left_in_plan_mode(self, spawn: Event) -> Native | None:
+        """PERM-PLAN: a call whose ``agent.spawn`` carries ``permissionMode: "plan"`` stays native, with a toast.
+
+        lich opens a worker with its own permissions, never in the asking session's mode (``lich open`` has
+        no flag for it), so a worker would edit where Claude Code's own agent, held to plan mode, must ask.
+        The mode is known only here: ``tool.call`` does not carry it, and the person may switch it (Shift+Tab)
+        between two calls.
+        """
+        if spawn.get("permissionMode") != "plan":
+            return None
+        return _saying(self.call.description, "toast.plan_mode")
 
     def spawn_denial(self, decision: Deny | Answer) -> str:
         """PERM-DENY-SPAWN: what the mod tells the native spawn; the Agent call answers with ``decision``."""

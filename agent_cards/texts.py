@@ -68,16 +68,6 @@ AGENT: dict[str, str] = {
         "This Agent call was interrupted while lich was opening a card for it on branch {branch}. A lich "
         "session may already hold the task; if it does, its report still comes back as a [lich] note."
     ),
-    "deny.timeout": (
-        'lich did not finish opening a card for this Agent call within two minutes. A lich session may '
-        'already hold the task, so it is not run here as well; if one does, its report still comes back as a '
-        '[lich] note.'
-    ),
-    "deny.timeout.isolated": (
-        'lich did not finish opening a card for this Agent call on branch {branch} within two minutes. A lich'
-        ' session may already hold the task, so it is not run here as well; if one does, its report still '
-        'comes back as a [lich] note.'
-    ),
     # PERM-DENY-SPAWN: what the native spawn is told; the Agent call itself answers with lich's outcome.
     "deny.spawn": 'lich runs this agent as the card "{label}" instead.',
     # STOP-REFUSED
@@ -118,42 +108,105 @@ AGENT: dict[str, str] = {
 }
 
 PERSON: dict[str, str] = {
+    # Toasts: what happened and the fix first, the slots last (``toast_text`` cuts them to fit the box).
     "toast.cards_off": (
-        'Agent "{description}" runs inside Claude Code: this session is itself a lich subagent, and lich '
-        "keeps a subagent's own subagents native."
+        'Agent ran natively: lich keeps a worker\'s own subagents native. "{description}"'
     ),
     "toast.oversize": (
-        'Agent "{description}" runs inside Claude Code: its task is {bytes} bytes, over lich\'s {limit}-byte limit.'
+        'Agent ran natively: its task is {bytes} bytes, over lich\'s {limit}-byte limit. "{description}"'
     ),
-    "toast.open_failed": 'Agent "{description}" runs inside Claude Code: lich could not open a card ({reason}).',
+    "toast.open_failed": 'lich failed: agent ran natively. "{description}": {reason}',
     "toast.not_reached": (
-        'Agent "{description}" runs inside Claude Code: lich opened the card "{label}", but the task did '
-        "not reach it ({reason})."
+        'lich failed: agent ran natively. "{description}" did not reach card "{label}": {reason}'
+    ),
+    # OPEN-TIMEOUT: the open ran past its two minutes and was stopped (its process group ended).
+    "toast.open_timeout": (
+        'lich timed out: agent ran natively. lich open gave no answer in 2 min: "{description}"'
     ),
     # The command hook: a call it leaves to Claude Code because only Claude Code can check it.
     "toast.hook_rule": (
-        'Agent "{description}" runs inside Claude Code: the permission rule {rule} covers it, and only '
-        "Claude Code can apply that rule."
+        'Agent ran natively: only Claude Code applies the rule {rule}. "{description}"'
     ),
-    "toast.hook_plan": (
-        'Agent "{description}" runs inside Claude Code: plan mode is on, and a lich session would not be '
-        "held to it."
-    ),
+    # PERM-PLAN (the mod at agent.spawn, the command hook at PreToolUse): a lich worker is not held to plan mode.
+    "toast.plan_mode": 'Plan mode: agent ran natively, held to it. A lich card would not be: "{description}"',
     "footer.workers.one": "lich: 1 worker",
     "footer.workers.many": "lich: {count} workers",
     # Claude Code's own TaskStop wording (STOP-RESULT), kept as it is.
     "taskstop.message": "Successfully stopped task: {task_id} ({description})",
     # The bridge's own toasts (hooks/agent-cards.js shows them): {python} is the interpreter, {reason} why.
     "bridge.no_python": (
-        "agent cards could not start Python ({python}: {reason}), so Agent calls run inside Claude Code this "
-        "session. Set AGENT_CARDS_PYTHON to a Python 3.11 or newer."
+        "No Python 3.11+: set AGENT_CARDS_PYTHON. Agent calls run natively. {python}: {reason}"
     ),
     "bridge.old_python": (
-        "agent cards needs Python 3.11 or newer and {python} is {reason}, so Agent calls run inside Claude "
-        "Code this session. Set AGENT_CARDS_PYTHON to a newer one."
+        "Old Python: set AGENT_CARDS_PYTHON to 3.11+. Agent calls run natively. {python} is {reason}"
     ),
-    "bridge.failed": "agent cards stopped working for this call ({reason}); it ran inside Claude Code.",
+    "bridge.failed": "agent cards failed: agent ran natively. {reason}",
 }
+
+
+# -- toasts: what Claude Code shows ------------------------------------------------------------------
+
+#: Measured on Claude Code 2.1.328's interactive screen (at 80 and 200 columns alike): a toast is a box of 44
+#: columns under the plugin's name, 40 of text, 3 lines; a word that does not fit starts the next line, a word
+#: longer than a line is broken, and what is left after the third line is cut with "…".
+TOAST_WIDTH = 40
+TOAST_LINES = 3
+#: The slots a toast may shorten to fit, the first one first (a reason is the longest and the least needed).
+CUT_FIRST = ("reason", "label", "python", "description", "rule")
+
+
+def toast_lines(text: str) -> list[str]:
+    """``text`` as the engine's toast box lays it out, every line (the box then shows ``TOAST_LINES``)."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) <= TOAST_WIDTH:
+            line = f"{line} {word}"
+            continue
+        if line:
+            lines.append(line)
+        rest = word
+        while len(rest) > TOAST_WIDTH:
+            lines.append(rest[:TOAST_WIDTH])
+            rest = rest[TOAST_WIDTH:]
+        line = rest
+    if line:
+        lines.append(line)
+    return lines
+
+
+def fits(text: str) -> bool:
+    """Whether the toast box shows ``text`` whole."""
+    return len(toast_lines(text)) <= TOAST_LINES
+
+
+def toast_text(key: str, **values: object) -> str:
+    """A toast that fits the box: its slots (``CUT_FIRST`` order) cut with "…" as far as needed.
+
+    The fixed words come first and are never cut; the whole text, ``person_text(key, ...)``, is what a
+    host writes to its log when this one was cut.
+    """
+    template = PERSON[key]
+    text = template.format(**values)
+    if fits(text):
+        return text
+    given = {name: str(value) for name, value in values.items()}
+    for name in CUT_FIRST:
+        value = given.get(name)
+        if name not in slots(template) or not value:
+            continue
+        short, long = 0, len(value)  # the longest prefix that fits lies in [short, long]
+        while short < long:
+            middle = (short + long + 1) // 2
+            if fits(template.format(**{**given, name: value[:middle].rstrip() + "…"})):
+                short = middle
+            else:
+                long = middle - 1
+        given[name] = value[:short].rstrip() + "…"
+        text = template.format(**given)
+        if fits(text):
+            return text
+    return text
 
 
 def slots(template: str) -> frozenset[str]:

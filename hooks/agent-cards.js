@@ -8,9 +8,9 @@
 
 const BOOT = "import sys, os, json\nif sys.version_info < (3, 11):\n    v = '%d.%d.%d' % tuple(sys.version_info[:3])\n    sys.stdout.write(json.dumps({'fatal': 'old', 'version': v}) + '\\n')\n    sys.exit(3)\nsys.path.insert(0, os.environ.get('CLAUDE_PLUGIN_ROOT') or '.')\nfrom agent_cards.bridge import main\nsys.exit(main([]))\n"
 const PERSON = {
-  "bridge.no_python": "agent cards could not start Python ({python}: {reason}), so Agent calls run inside Claude Code this session. Set AGENT_CARDS_PYTHON to a Python 3.11 or newer.",
-  "bridge.old_python": "agent cards needs Python 3.11 or newer and {python} is {reason}, so Agent calls run inside Claude Code this session. Set AGENT_CARDS_PYTHON to a newer one.",
-  "bridge.failed": "agent cards stopped working for this call ({reason}); it ran inside Claude Code."
+  "bridge.no_python": "No Python 3.11+: set AGENT_CARDS_PYTHON. Agent calls run natively. {python}: {reason}",
+  "bridge.old_python": "Old Python: set AGENT_CARDS_PYTHON to 3.11+. Agent calls run natively. {python} is {reason}",
+  "bridge.failed": "agent cards failed: agent ran natively. {reason}"
 }
 const AGENT = {
   "bridge.unsure": "This Agent call was not run: the agent cards bridge stopped while {program} was running for it, so lich may already have the task. Look for the worker in lich before asking again; running it here as well could do the work twice."

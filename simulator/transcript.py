@@ -19,10 +19,12 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "answer": ("call",),  # and one of result / deny / error, plus context when the answer carries one
     "run": ("argv", "timeout_ms", "exit", "stdout", "stderr", "error", "ms"),
     "toast": ("text",),
+    "log": ("text",),  # a line the mod wrote to the plugin's log (a cut toast's whole text)
     "footer": ("line",),
     "note": ("text",),
     "esc": (),
     "reload": (),
+    "mode": ("mode",),  # the session's permission mode was switched (Shift+Tab)
     "report": ("text",),  # a line of the engine's report: a hook skipped, a hook overran
     "check": ("count", "footer"),  # a check step read the mod's state (no footer drawn)
 }

@@ -231,6 +231,27 @@ def test_a_general_purpose_call_is_taken_and_counted(modules: list[FakeModule], 
     assert footer["value"]["props"]["modes"] == [person_text("footer.workers.one")]
 
 
+def test_the_spawns_permission_mode_reaches_the_mod_and_plan_mode_stays_native(
+    modules: list[FakeModule], lich: LoggedLich
+) -> None:
+    """The module hands agent.spawn's event over whole: ``permissionMode: "plan"`` keeps the call native."""
+    module = start(modules, lich)
+    spawned: list[dict[str, Any]] = []
+
+    def beneath(passed: dict[str, Any]) -> Any:
+        spawn = {**spawn_e(passed), "permissionMode": "plan"}
+        spawned.append(module.dispatch(SPAWN, spawn, lambda _: {"model": "m", "agentId": "native"}, "agent.spawn"))
+        return {"ref": 1, "result": {"status": "async_launched", "agentId": "native"}}
+
+    answer = module.dispatch(AGENT, agent_e(), beneath)
+    assert spawned[0]["value"] == {"model": "m", "agentId": "native"}  # the native spawn went on
+    assert [effect["toast"] for effect in spawned[0]["effects"]] == [
+        person_text("toast.plan_mode", description="Fix auth")
+    ]
+    assert answer["value"]["result"]["agentId"] == "native"
+    assert lich.calls() == []
+
+
 def test_the_oversize_toast_comes_with_the_answer_before_next(modules: list[FakeModule], lich: LoggedLich) -> None:
     module = start(modules, lich)
     seen: list[Any] = []
@@ -405,3 +426,26 @@ def test_the_session_hosts_process_errors_are_worded_as_the_engines(tmp_path: Pa
         with pytest.raises(ProcessError) as faked:
             host_check(argv, timeout)
         assert str(bridged.value) == str(faked.value)
+
+
+def test_a_command_past_its_timeout_is_ended_with_its_whole_process_group(tmp_path: Path) -> None:
+    """A hung ``lich open`` is stopped with what it started: a child that ignores SIGTERM is killed too."""
+    from agent_cards.bridge.lifetime import alive
+    from agent_cards.engine import ProcessError
+
+    pid_file = tmp_path / "child.pid"
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    leader = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {stubborn!r}])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(600)\n"
+    )
+    with pytest.raises(ProcessError) as hung:
+        asyncio.run(run_process([sys.executable, "-c", leader], 5000))
+    assert hung.value.kind == "timeout"
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(child)

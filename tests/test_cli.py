@@ -16,7 +16,7 @@ from agent_cards_simulator.scenario.reader import read
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
-CLAUSE_COUNT = 59
+CLAUSE_COUNT = 60  # PERM-PLAN is the 60th
 PROBLEM_LINE = re.compile(r"^(?P<file>.+\.yaml):(?P<line>\d+): (?P<message>.+)$")
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 

@@ -405,21 +405,22 @@ def test_a_missing_lich_binary_runs_the_native_agent(
     assert out is not None and "lich failed to start" in out["systemMessage"]
 
 
-def test_an_open_over_its_time_is_denied_not_run_twice(env: dict[str, str], project: Path) -> None:
+def test_an_open_over_its_time_runs_natively_with_a_toast(env: dict[str, str], project: Path) -> None:
     started(project)
 
     def slow(argv: Sequence[str], cwd: str | None, timeout_ms: int) -> ProcessResult:
         assert timeout_ms == 120_000
         raise ProcessError("lich was still running after 120000 ms", "timeout")
 
-    out = handle(agent(project), slow)  # lich may hold the task: never the native agent too (docs/decisions.md)
-    assert reason(out) == agent_text(None, "deny.timeout")
+    out = handle(agent(project), slow)  # an open that failed: the native agent runs (docs/decisions.md)
+    assert out is not None and "hookSpecificOutput" not in out
+    assert "lich timed out" in out["systemMessage"]
 
 
 def test_plan_mode_leaves_the_call_to_claude_code(env: dict[str, str], project: Path, lich: HookLich) -> None:
     started(project)
     out = handle(agent(project, permission_mode="plan"))
-    assert out == {"systemMessage": person_text("toast.hook_plan", description="Fix the auth flow")}
+    assert out == {"systemMessage": person_text("toast.plan_mode", description="Fix the auth flow")}
     assert lich.calls() == []
 
 

@@ -76,7 +76,7 @@ def test_the_diagram_says_what_the_transcript_says() -> None:
 
 def test_toasts_footers_and_reloads_are_shown_at_their_time() -> None:
     text = diagram(_replayed("oversize-task.yaml"))
-    assert 'Mod->>Person: t=0 toast: Agent "Too big" runs inside Claude Code' in text
+    assert 'Mod->>Person: t=0 toast: Agent ran natively: its task is 8193 bytes' in text
     assert "Mod->>Person: t=800 footer: lich: 1 worker" in text
     reload_text = diagram(_replayed("reload.yaml"))
     assert re.search(r"CC->>Mod: t=\d+ reload", reload_text)

@@ -165,11 +165,14 @@ def test_an_open_that_failed_runs_the_native_agent_saying_why(outcome: ProcessRe
     )
 
 
-def test_an_open_that_timed_out_denies_instead_of_running_it_twice() -> None:
-    timed_out = ProcessError("$.process.run(lich) aborted: still running after 120000ms", "timeout")
-    assert opening().decide(timed_out, 120_000) == Deny(AGENT["deny.timeout"])
+def test_an_open_that_timed_out_runs_the_native_agent_with_a_toast_naming_the_timeout() -> None:
+    reason = "$.process.run(lich) aborted: still running after 120000ms"
+    timed_out = ProcessError(reason, "timeout")
+    native = Native("toast.open_timeout", {"description": "Fix the auth flow", "reason": reason})
+    assert opening().decide(timed_out, 120_000) == native
     isolated = opening(base=ProcessResult(0, "main\n", ""), isolation="worktree")
-    assert isolated.decide(timed_out, 120_000) == Deny(AGENT["deny.timeout.isolated"].format(branch=BRANCH))
+    assert isolated.decide(timed_out, 120_000) == native
+    assert isinstance(opening().decide(timed_out, 120_000, esc=True), Deny)  # Esc alone denies
 
 
 def test_esc_during_a_failed_open_denies_instead_of_running_it_twice() -> None:
@@ -267,3 +270,13 @@ def test_decisions_are_immutable_values_of_their_own_type() -> None:
     assert deny != Deny("no", card="Fix auth")
     assert Native() != Deny("no") and Native() != ()
     assert repr(ProcessRun(("git",), 1)) == "ProcessRun(argv=('git',), timeout_ms=1)"
+
+
+def test_a_spawn_in_plan_mode_leaves_the_call_native_with_a_toast() -> None:
+    spawn = {"tool_use_id": "toolu_01QxW7zAB12", "permissionMode": "plan"}
+    assert opening().left_in_plan_mode(spawn) == Native("toast.plan_mode", {"description": "Fix the auth flow"})
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", None])
+def test_a_spawn_in_any_other_mode_opens_the_worker(mode: str | None) -> None:
+    assert opening().left_in_plan_mode({"permissionMode": mode}) is None

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_cards.bridge.dispatch import BridgeDispatch, BridgeSignal, DispatchCancelled
+from agent_cards.bridge.lifetime import log
 from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, HookResult, Origin, ProcessResult, Timer
 from agent_cards.host_contract import (
     capped_bytes,
@@ -118,14 +119,17 @@ async def run_process(
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
-        try:
-            await asyncio.wait_for(proc.wait(), wait)
-            return
-        except TimeoutError:
-            continue
+    """End a command past its timeout with its whole process group (it leads a session of its own), so
+    that nothing a hung ``lich open`` started outlives it: SIGTERM to the group, then, once the command
+    ended or its grace ran out, SIGKILL to whatever of the group is left."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):  # its pipes close once the group is gone (one that left it aside)
+        await asyncio.wait_for(proc.communicate(), KILL_GRACE_S)
 
 
 class BridgeProcess:
@@ -155,6 +159,10 @@ class BridgeUI:
 
     def invalidate(self, event: str, /) -> None:
         self._emit({"invalidate": str(event)})
+
+    def log(self, text: str, /) -> None:
+        """The plugin's log: a line on this host's stderr (the whole text of a toast the box had to cut)."""
+        log(str(text))
 
 
 class BridgeClock:

@@ -74,6 +74,8 @@ class Session(Value):
     #: How the permission check answers by default.
     permission: PermissionVerdict = field(default_factory=PermissionVerdict)
     git_repo: bool = True  # the project is a git repository (an isolated agent needs one for its worktree)
+    #: The permission mode the session starts in (Shift+Tab switches it: ``FakeClaudeCode.switch_mode``).
+    permission_mode: str = "default"
 
 
 class _Env:
@@ -117,6 +119,10 @@ class BoundHost:
 
     async def toast(self, text: str, /) -> None:
         self._claude.transcript.record("toast", text=text)
+
+    def log(self, text: str, /) -> None:
+        """A line for the plugin's log (the whole text of a toast the box had to cut)."""
+        self._claude.transcript.record("log", text=text)
 
     def invalidate(self, event: str, /) -> None:
         if event == "ui.render":
@@ -211,6 +217,7 @@ class FakeClaudeCode:
         self._mod: Any = None  # what the loaded module's register returned
         self._errands: str | None = None  # the errands part of the lich line (lich's status module draws it)
         self._interactive: bool | None = None  # the last session.start's flag (None: no session started yet)
+        self._permission_mode = session.permission_mode  # what agent.spawn carries as permissionMode
         self._background = _Background()
         self._books = _Books()
         self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
@@ -317,6 +324,12 @@ class FakeClaudeCode:
             return {"cwd": self.session.cwd}
 
         await self.chain.dispatch("session.start", e, core, ENGINE, None, plugin)
+
+    def switch_mode(self, mode: str) -> None:
+        """The person switches the session's permission mode (Shift+Tab): the calls made from now on are
+        checked in it, and ``agent.spawn`` carries it as ``permissionMode``."""
+        self.transcript.record("mode", mode=mode)
+        self._permission_mode = mode
 
     def esc(self) -> None:
         """Esc in the asking session: its own turn is interrupted (a call in flight is answered with the
@@ -491,7 +504,7 @@ class FakeClaudeCode:
             "subagentType": agent_type,
             "provider": {"plugin": origin.plugin, "tier": origin.tier},
             "parentModel": PARENT_MODEL,
-            "permissionMode": "default",
+            "permissionMode": self._permission_mode,
             "background": True,
             "fork": False,
         }

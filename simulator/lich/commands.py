@@ -220,13 +220,19 @@ def _as_scripted(script: OpenScript, run: LichRun) -> LichRun:
 # --- sessions -----------------------------------------------------------------------------------------
 
 
+def sessions_ms(world: LichWorld) -> int:
+    """How long a ``sessions`` read takes: the script's ``sessions_ms``, else every command's time."""
+    ms = world.script.sessions_ms
+    return CALL_MS if ms is None else ms
+
+
 def lich_sessions(world: LichWorld, call: LichCall, p: Parsed) -> LichRun:
     """The live sessions but the caller (a window of ``lists`` that covers now answers instead)."""
     if p.args:
         raise _usage("sessions")
     for window in world.script.lists:
         if window.from_ms <= call.now < window.until_ms and window.read is None:
-            return LichRun(window.stdout, window.stderr, window.exit, CALL_MS)
+            return LichRun(window.stdout, window.stderr, window.exit, sessions_ms(world))
     me = call.env.get("LICH_SESSION_ID", "")  # the caller's id (world.caller's), all the list needs of it
     now = call.now
     if p.on("json"):

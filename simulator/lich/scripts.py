@@ -95,6 +95,9 @@ class LichScript(Value):
     stops: Mapping[str, StopScript] = _NOTHING  # by roster name
     by_prompt: Mapping[str, OpenScript] = _NOTHING  # an open whose --prompt is a key
     default_open: OpenScript = OpenScript()  # an open neither opens nor by_prompt scripts
+    #: How long every ``sessions`` read takes (virtual ms, a window's answer included); None: as long as
+    #: every command but ``open`` takes. A slow lich makes the footer's poll wait on its read.
+    sessions_ms: int | None = None
 
     def __post_init__(self) -> None:
         for name, value in (("opens", tuple(self.opens)), ("lists", tuple(self.lists)),

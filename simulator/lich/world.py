@@ -213,7 +213,8 @@ class LichWorld:
         turns = [t for s in self.sessions for t in (s.answer_at, s.aborted_at, s.closed_at)
                  if t is not None and t > now]
         turns += [window.from_ms for window in self.script.lists if window.from_ms > now and window.read is None]
-        run = LichRun(line, "", 0, CALL_MS)
+        ms = self.script.sessions_ms
+        run = LichRun(line, "", 0, CALL_MS if ms is None else ms)
         self._roster = (me, now, min(turns, default=float("inf")), run)
         return run
 

@@ -77,6 +77,8 @@ EVENTS: dict[str, EventKind] = {
         "truncated": "Only when an output passed 4 MiB: `{stdout: bool, stderr: bool}`.",
     }),
     "toast": EventKind("A toast the mod showed.", {"text": "The toast's text."}),
+    "log": EventKind("A line the mod wrote to the plugin's log: the whole text of a toast cut to fit Claude Code's "
+                     "toast box.", {"text": "The line."}),
     "footer": EventKind("The footer was drawn.", {"line": "The footer's `lich: …` mode, or null when it has none."}),
     "note": EventKind("lich typed a note at the asking session's prompt (a worker's report).", {
         "text": "The note's text; it starts with `[lich]`.",
@@ -87,6 +89,9 @@ EVENTS: dict[str, EventKind] = {
         "footer": "The footer's lich line as last drawn (null: none).",
     }),
     "reload": EventKind("The mod was reloaded.", {}),
+    "mode": EventKind("The session's permission mode was switched (a `mode` step: Shift+Tab).", {
+        "mode": "The mode switched to: `default`, `acceptEdits`, `plan`, …",
+    }),
     "report": EventKind("A line of the engine's own report: a hook it skipped, a hook that overran, a timer that "
                         "failed.", {"text": "The report's text."}),
 }

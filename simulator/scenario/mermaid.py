@@ -88,6 +88,9 @@ def lines_of(event: dict[str, Any]) -> list[str]:
         return [f"Mod->>Person: {text(f'{at} footer: {line}')}"]
     if kind == "esc":
         return [f"Person->>CC: {text(f'{at} Esc')}"]
+    if kind == "mode":
+        mode = event.get("mode")
+        return [f"Person->>CC: {text(f'{at} Shift+Tab: {mode} mode')}"]
     if kind == "reload":
         return [f"CC->>Mod: {text(f'{at} reload (a fresh module)')}"]
     if kind == "check":

@@ -39,6 +39,7 @@ class ScenarioSession(Value):
     cwd: str = "/home/dev/app"  # the cwd session.start reports; lich's own checkout is lich.checkout
     git: GitScript = GitScript()
     permission: PermissionVerdict = PermissionVerdict()
+    permission_mode: str = "default"
     modes: tuple[str, ...] = ()
     agent_types: tuple[str, ...] = ()
 

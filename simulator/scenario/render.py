@@ -129,7 +129,9 @@ def describe(event: dict[str, Any]) -> str:
     if kind == "check":
         footer = event.get("footer")
         return f"the mod counts {event.get('count')} workers; the footer's lich line: {footer or '(none)'}"
-    if kind in ("toast", "note", "report"):
+    if kind == "mode":
+        return f"permission mode switched to {event.get('mode')} (Shift+Tab)"
+    if kind in ("toast", "note", "report", "log"):
         return one_line(str(event.get("text", "")))
     return ""
 

@@ -217,6 +217,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             cwd=own.cwd,
             modes=list(own.modes),
             permission=own.permission,
+            permission_mode=own.permission_mode,
             agent_types=(*Session(env={}).agent_types, *own.agent_types),
             git_repo=not (own.git.exit and own.git.stderr in ("", NOT_A_REPO)),  # git's "not a git repository"
         )

@@ -16,6 +16,7 @@ from agent_cards_simulator.scenario.model import DEFAULT_ENV, ScenarioSession
 from agent_cards_simulator.scenario.spec import (
     FAILED,
     Bool,
+    Const,
     Defs,
     Field,
     Int,
@@ -120,6 +121,11 @@ class _PermissionKind(Kind):
 
 
 PERMISSION = Named("permission", _PermissionKind())
+
+#: Claude Code's permission modes, as agent.spawn's ``permissionMode`` names them (2.1.328).
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypassPermissions", "dontAsk")
+PERMISSION_MODE = Const(PERMISSION_MODES, "A permission mode of Claude Code.", expected="a permission mode ("
+                        + ", ".join(PERMISSION_MODES) + ")")
 
 # -- an open ----------------------------------------------------------------------------------------------
 
@@ -295,6 +301,9 @@ SESSION = RecordKind(
               "`missing` (git is not installed) or a branch name. Default `main`.", default=_DEFAULTS.git),
         Field("permission", PERMISSION, "How Claude Code's permission check answers every Agent call (a call's own "
               "`permission` wins). Default `allow`.", default=_DEFAULTS.permission),
+        Field("permission_mode", PERMISSION_MODE, "The permission mode the session starts in (`claude "
+              "--permission-mode`), which agent.spawn carries as `permissionMode`. Default `default`.",
+              default=_DEFAULTS.permission_mode),
         Field("modes", ListOf(TextKind("A mode's text, e.g. `plan mode`.")), "The footer's other modes, drawn before "
               "the mod adds its own.", default=()),
         Field("agent_types", ListOf(TextKind("An agent type's name.")), "Agent types known besides Claude Code's "
@@ -385,6 +394,8 @@ LICH = RecordKind(
               "worker's roster name.", default={}),
         Field("open", OPEN, "How lich answers every open that no call scripts with its own `lich:`. Default: pending "
               "after 800 ms.", default=_LICH.default_open, attr="default_open"),
+        Field("sessions_ms", Ms(), "How long every `lich sessions` read takes, virtual ms (a `lists` window's "
+              "answer too). Default: as long as every command but `open` (30 ms)."),
         Field("opens", ListOf(OPEN), "By order: the n-th open (counting every open from 1) gets the n-th of these, "
               "unless its call scripts it with its own `lich:`; an open past the list gets `open`.", default=()),
     ],

@@ -37,7 +37,7 @@ from agent_cards.record import Record, Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.lich.scripts import OpenScript
 from agent_cards_simulator.scenario import model
-from agent_cards_simulator.scenario.settings import OPEN, PERMISSION
+from agent_cards_simulator.scenario.settings import OPEN, PERMISSION, PERMISSION_MODE
 from agent_cards_simulator.scenario.spec import (
     FAILED,
     AnyOf,
@@ -486,6 +486,18 @@ class SessionStart(Value):
         return None
 
 
+@action("mode", PERMISSION_MODE, form="`mode: MODE`", expected=PERMISSION_MODE.expected,
+        doc="The person switches the session's permission mode (Shift+Tab) to MODE (`plan`, `default`, "
+        "`acceptEdits`, …); later calls are made in it and agent.spawn carries it as `permissionMode`. Records a "
+        "`mode` event.")
+class Mode(Value):
+    mode: str
+
+    async def run(self, play: Play) -> str | None:
+        play.host.switch_mode(self.mode)
+        return None
+
+
 @action("errands", Nullable(TextKind(), "The text after `lich: `, or null to remove it."),
         form="`errands: TEXT` or `errands: null`", expected="the errands text, or null",
         doc="lich's own status module shows `lich: TEXT` in the footer (null removes it); the footer redraws.")
@@ -555,7 +567,7 @@ class Workflow(Value):
 
 
 #: What an ``at:`` step may do at its time.
-TIMED = ("esc", "reload", "footer", "session.start", "errands", "check")
+TIMED = ("esc", "reload", "footer", "session.start", "errands", "check", "mode")
 
 
 class At(Value):

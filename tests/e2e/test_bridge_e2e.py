@@ -421,7 +421,7 @@ def test_a_missing_python_is_a_toast_and_the_agent_runs_natively(
     start = time.monotonic()
     with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(AGENT_CARDS_PYTHON=missing),
              extra_args=DEFAULT) as tui:
-        tui.wait_for(r"agent cards could not start Python", 30)
+        tui.wait_for(r"No Python 3\.11\+: set AGENT_CARDS_PYTHON", 30)
         tui.type(TRIGGER)
         assert model.wait_until(answered(general), 60), tui.screen()
         tui.wait_for(r'Agent "Fix the auth flow" finished', 60)
@@ -509,3 +509,27 @@ def test_the_module_and_a_settings_command_hook_take_one_call_once(
         "PreToolUse:Agent hook error: " + agent_text("en", "hook.launched.shared", name=WORKER))
     steps = bridge_log(fake_lich)
     assert [(s["op"], s["hook"], s["kind"]) for s in steps] == [("event", AGENT_HOOK, "next"), ("resume", None, "done")]
+
+
+def test_a_call_in_plan_mode_runs_claude_codes_own_agent_and_opens_no_card(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    """In plan mode Claude Code asks about the Agent call; after Yes, agent.spawn carries permissionMode
+    "plan", and the mod leaves the spawn to Claude Code's own agent (held to plan mode), with a toast."""
+    general = agent_call("Map the login flow", "Read src/auth and explain the login flow.")
+    model = fake_api([general, "Done."], subagent_replies=["Explained."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(),
+             extra_args=["--permission-mode", "plan"]) as tui:
+        tui.type(TRIGGER)
+        tui.wait_for(r"Do you want to proceed\?", 60)
+        tui.key("Down")  # plan mode's dialog offers No first, then Yes
+        tui.key("Enter")
+        tui.wait_for(r"Plan mode: agent ran natively", 30)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: plan mode, yes: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert fake_lich.calls() == []
+    assert model.subagent_requests  # Claude Code's own agent ran
+    assert LAUNCHED in text_of(result_for(model, general)["content"])

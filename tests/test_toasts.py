@@ -1,0 +1,68 @@
+"""Every toast fits Claude Code's toast box, with the longest realistic slots, what happened and the fix first.
+
+The box, measured on Claude Code 2.1.328's interactive screen (tmux, 80 and 200 columns alike): 44 columns
+under the plugin's name, 40 of text, 3 lines; a word that does not fit starts the next line, a longer word
+is broken, the rest is cut with "…" (``agent_cards.texts.TOAST_WIDTH``, ``TOAST_LINES``).
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from agent_cards.texts import PERSON, TOAST_LINES, TOAST_WIDTH, fits, person_text, toast_lines, toast_text
+
+TOASTS = sorted(k for k in PERSON if k.startswith(("toast.", "bridge.")))
+
+#: The longest each slot gets in practice: a description at the Agent tool's 3-5 words and more, a failed
+#: start quoting a long $LICH_BIN twice, an isolated card's label, a pyenv interpreter.
+LONGEST = {
+    "description": "Investigate why the websocket reconnect loop never stops",
+    "reason": '$.process.run(/home/dev/.local/share/lich/bin/lich) failed to start: ENOENT: Executable not found '
+              'in $PATH: "/home/dev/.local/share/lich/bin/lich"',
+    "label": "subagent/investigate-why-the-websocket-reconnect-ab12",
+    "bytes": 1_048_576,
+    "limit": 8192,
+    "rule": "Agent(general-purpose)",
+    "python": "/home/dev/.pyenv/versions/3.10.4/bin/python3",
+}
+#: What each toast says first: the consequence, or the fix.
+FIRST = {"bridge.no_python": "set AGENT_CARDS_PYTHON", "bridge.old_python": "set AGENT_CARDS_PYTHON",
+         "toast.plan_mode": "agent ran natively"}
+
+
+def test_the_layout_is_the_measured_one() -> None:
+    """What 2.1.328 drew for the old missing-Python toast: a long word starts its own line and is broken."""
+    text = ("agent cards could not start Python (/tmp/pytest-of-root/pytest-138/test_probe_80_0/sandbox/"
+            "no-such-python:  agent-cards: ...), so Agent calls run inside Claude Code this session.")
+    assert toast_lines(text)[:3] == [
+        "agent cards could not start Python",
+        "(/tmp/pytest-of-root/pytest-138/test_pro",
+        "be_80_0/sandbox/no-such-python:",
+    ]
+    assert not fits(text)
+
+
+@pytest.mark.parametrize("key", TOASTS)
+def test_every_toast_fits_with_its_longest_slots(key: str) -> None:
+    shown = toast_text(key, **LONGEST)
+    lines = toast_lines(shown)
+    assert len(lines) <= TOAST_LINES, lines
+    assert all(len(line) <= TOAST_WIDTH for line in lines)
+
+
+@pytest.mark.parametrize("key", TOASTS)
+def test_the_consequence_and_the_fix_come_first_and_are_never_cut(key: str) -> None:
+    template = PERSON[key]
+    fixed = template[: template.index("{")] if "{" in template else template
+    shown = toast_text(key, **LONGEST)
+    assert shown.startswith(fixed)  # only slots are cut
+    first = FIRST.get(key, "ran natively")
+    assert first in shown[:TOAST_WIDTH].lower() or first in shown[:TOAST_WIDTH], shown
+
+
+@pytest.mark.parametrize("key", TOASTS)
+def test_a_toast_that_fits_is_not_cut(key: str) -> None:
+    short = {name: "x" for _, name, _, _ in string.Formatter().parse(PERSON[key]) if name}
+    assert toast_text(key, **short) == person_text(key, **short)
