@@ -197,7 +197,8 @@ def _note_dropped() -> contextlib.AbstractContextManager[Any]:
 
 
 def _toast_changed() -> contextlib.AbstractContextManager[Any]:
-    return _record_patched(lambda _, kind, fields: (kind, {**fields, "text": str(fields.get("text")).rstrip(".")})
+    # the toast's last word lost, as a box cut one word early would show it
+    return _record_patched(lambda _, kind, fields: (kind, {**fields, "text": str(fields.get("text")).rsplit(" ", 1)[0]})
                            if kind == "toast" else (kind, fields))
 
 
