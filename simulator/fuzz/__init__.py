@@ -8,3 +8,13 @@ invariants; a violation is shrunk and written out as a scenario file that replay
   format can say it, as an expectation the written scenario carries;
 - :mod:`agent_cards_simulator.fuzz.command`: the command line.
 """
+
+import os
+from pathlib import Path
+
+
+def example_folder() -> Path:
+    """Where the fuzzer keeps hypothesis's example database: the user's cache, never the working folder
+    (``$XDG_CACHE_HOME/agent-cards/fuzz-examples``, else ``~/.cache/agent-cards/fuzz-examples``)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "agent-cards" / "fuzz-examples"
