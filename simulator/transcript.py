@@ -19,7 +19,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "answer": ("call",),  # and one of result / deny / error, plus context when the answer carries one
     "run": ("argv", "timeout_ms", "exit", "stdout", "stderr", "error", "ms"),
     "toast": ("text",),
-    "footer": ("line",),
+    "footer": ("line", "modes"),  # line: the first lich mode; modes: every mode drawn, in order
     "note": ("text",),
     "esc": (),
     "reload": (),
