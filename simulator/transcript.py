@@ -20,7 +20,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "run": ("argv", "timeout_ms", "exit", "stdout", "stderr", "error", "ms"),
     "toast": ("text",),
     "log": ("text",),  # a line the mod wrote to the plugin's log (a cut toast's whole text)
-    "footer": ("line",),
+    "footer": ("line", "modes"),  # line: the first lich mode; modes: every mode drawn, in order
     "note": ("text",),
     "esc": (),
     "reload": (),

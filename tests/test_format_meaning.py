@@ -131,7 +131,7 @@ def test_a_worker_named_by_its_call_check_and_at(tmp_path: Path) -> None:
     assert kinds(result, "call")[1]["input"] == {"task_id": "session-2-9f81"}
     assert [(e["t"], e["count"], e["footer"]) for e in kinds(result, "check")] == [
         (3000, 1, "lich: 1 worker"), (4530, 0, "lich: 2 errands")]
-    assert {"t": 4000, "kind": "footer", "line": "lich: 2 errands"} in result.events
+    assert {"t": 4000, "kind": "footer", "line": "lich: 2 errands", "modes": ["lich: 2 errands"]} in result.events
 
 
 def test_check_fails_there_and_a_worker_not_yet_answered_is_a_step_problem(tmp_path: Path) -> None:

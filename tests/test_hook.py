@@ -159,7 +159,8 @@ def test_session_start_records_an_attended_session(env: dict[str, str], project:
 
 @pytest.mark.parametrize(
     ("attended", "entrypoint", "interactive"),
-    [("0", "sdk-cli", False), ("0", "cli", False), ("1", "sdk-cli", True), ("", "cli", True), ("", "sdk-cli", False)],
+    [("0", "sdk-cli", False), ("0", "cli", False), ("1", "sdk-cli", True), ("", "cli", True), ("", "sdk-cli", False),
+     ("2", "cli", False), ("true", "cli", False)],  # a value other than 1 is not a person at the screen
 )
 def test_session_start_reads_attended_then_the_entrypoint(
     env: dict[str, str], project: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,

@@ -85,6 +85,8 @@ def test_each_translation_formats_and_keeps_the_label(lang: str, key: str) -> No
         ("zh-Hans", "zh-CN"),
         ("zh_CN.UTF-8", "zh-CN"),
         ("zh-TW", "en"),
+        ("zh-MO", "en"),  # Macau writes Traditional Chinese
+        ("zh_MO.UTF-8", "en"),
         ("zh-Hant-HK", "en"),
         ("ko-KR", "ko"),
         ("ru_RU@euro", "ru"),

@@ -115,9 +115,13 @@ def session(draw: st.DrawFn) -> dict[str, Any]:
         out["env"] = env
     if draw(st.integers(0, 8)) == 0:
         out["permission"] = draw(st.sampled_from(["deny", "hook-deny", {"ask": "yes"}, {"ask": "nobody"}]))
+    if draw(st.integers(0, 4)) == 0:  # another mode before lich's line in the footer
+        out["modes"] = ["accept edits on"]
     return out
 
 
+#: Descriptions: short, empty, in another script, and longer than a slug's five words.
+_DESCRIPTIONS = ["Fix the login bug", "", "Ünïcode ✓ task", "Fix the flaky login test in the auth module"]
 _PROMPT_ODD = st.sampled_from([["a", "b"], None, float("nan"), 7, {"text": "x"}])
 
 
@@ -140,10 +144,9 @@ def agent_call(draw: st.DrawFn, ids: CallIds) -> dict[str, Any]:
     prompt: Any = f"task {ids.count}"
     if draw(st.integers(0, 12)) == 0:
         prompt = draw(_PROMPT_ODD)
-    elif draw(st.integers(0, 12)) == 0:
-        prompt = Repeat("é", draw(st.sampled_from([4096, 4097])), then=f" {ids.count}")
-    tool_input: dict[str, Any] = {"description": draw(st.sampled_from(["Fix the login bug", "", "Ünïcode ✓ task"])),
-                                  "prompt": prompt}
+    elif draw(st.integers(0, 12)) == 0:  # 8,192 UTF-8 bytes exactly (lich takes it), or 8,194
+        prompt = Repeat("é", draw(st.sampled_from([4094, 4095])), then=f" {ids.count}".ljust(4, "x"))
+    tool_input: dict[str, Any] = {"description": draw(st.sampled_from(_DESCRIPTIONS)), "prompt": prompt}
     if draw(st.integers(0, 3)) == 0:
         tool_input["isolation"] = draw(st.sampled_from(["worktree", "worktree", "remote"]))
     if draw(st.integers(0, 8)) == 0:
@@ -339,14 +342,17 @@ def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
     """An Agent call whose open mostly launches a worker; the step and how long its open takes."""
     call_id = model.ids.next()
     model.ids.agents.append(call_id)
-    description = draw(st.sampled_from(["Fix the login bug", "Update docs", "Ünïcode ✓ task", ""]))
+    description = draw(st.sampled_from(["Fix the login bug", "Update docs", "Ünïcode ✓ task", "",
+                                        "Fix the flaky login test in the auth module"]))
     isolated = draw(st.integers(0, 3)) == 3  # (a shrink goes to 0: the simpler case)
     tool_input: dict[str, Any] = {"description": description, "prompt": f"task {model.ids.count}"}
     if isolated:
         tool_input["isolation"] = "worktree"
+    if draw(st.integers(0, 5)) == 5:
+        tool_input["model"] = "sonnet"
     step: dict[str, Any] = {"call": tool_input}
     kind = draw(st.sampled_from(["pending"] * 4 + ["report"] * 2 + ["unanswered", "answered", "launch", "slow",
-                                                                     "fail"]))
+                                                                     "fail", "never", "unknown"]))
     ms = 800
     if kind == "report":
         step["lich"] = {"report": {"after": draw(st.integers(0, 40_000)), "background": draw(st.booleans())}}
@@ -354,6 +360,10 @@ def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
         step["lich"] = {"delivery": "unanswered"}
     elif kind == "answered":  # answered within the open: no worker to count
         step["lich"] = {"delivery": "answered", "answer": draw(st.sampled_from(["Done.", "", "ok\n\nmore"]))}
+    elif kind == "never":
+        step["lich"] = {"delivery": draw(st.sampled_from(["unread", "undelivered"]))}
+    elif kind == "unknown":
+        step["lich"] = {"delivery": draw(st.sampled_from(["stopped", "expired", "weird"]))}
     elif kind == "launch":
         step["lich"] = {"stdout": draw(_launch()), "exit": draw(st.sampled_from([0, 0, 0, 1, 2]))}
     elif kind == "slow":
@@ -363,7 +373,7 @@ def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
         step["lich"] = {"fail": "no such project"}
         return step, 100
     name = model.opened(call_id, description, isolated)
-    if kind not in ("launch", "answered") and ms < 120_000:
+    if kind not in ("launch", "answered", "never", "unknown") and ms < 120_000:
         model.workers[call_id] = name
     return step, ms + (5 if isolated else 0)
 
@@ -378,7 +388,8 @@ def _stop(draw: st.DrawFn, model: Model) -> dict[str, Any]:
 
 @st.composite
 def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
-    kind = draw(st.sampled_from(["call"] * 3 + ["wait"] * 3 + ["taskstop"] * 2 + ["parallel", "footer", "other"]))
+    kind = draw(st.sampled_from(["call"] * 3 + ["wait"] * 3 + ["taskstop"] * 2 + ["parallel", "footer", "reload",
+                                                                                   "other"]))
     if kind == "call":
         one, ms = draw(_worker_call(model))
         model.now += ms
@@ -402,8 +413,8 @@ def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
                 calls.append(draw(_stop(model)))
         model.now += longest
         return {"parallel": calls}
-    if kind == "footer":
-        return "footer"
+    if kind in ("footer", "reload"):
+        return kind
     other = draw(st.sampled_from(["esc", "errands", "session.start", "reload", "at"]))
     if other == "errands":
         return {"errands": draw(st.sampled_from(["1 errand", None]))}
@@ -482,6 +493,17 @@ def after_open(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
+#: The quiet tail every scenario ends with: no step but time, the mod's state read at its start, after
+#: one poll period and a read, and after one more period. Nothing is called or interrupted in it, and
+#: lich answers as itself (the scripted faults are over or, a read window, still hostile), so that what
+#: must come back (the count to what lich lists, the poll while a worker is counted) is seen to.
+QUIET_TAIL: tuple[Any, ...] = ({"check": {}}, {"wait": 5_100}, {"check": {}}, {"wait": 5_000}, {"check": {}})
+
+
+def with_tail(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "steps": [*data["steps"], *QUIET_TAIL]}
+
+
 def scenarios() -> st.SearchStrategy[dict[str, Any]]:
-    """Half broad, half after the open (see the module's docstring)."""
-    return st.one_of(broad(), after_open())
+    """Half broad, half after the open (see the module's docstring), each with the quiet tail."""
+    return st.one_of(broad(), after_open()).map(with_tail)

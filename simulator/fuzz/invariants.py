@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_cards.record import Value
+from agent_cards_simulator.fuzz import oracle
 from agent_cards_simulator.host.results import USER_REJECTED
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.replay import Replay
@@ -32,17 +33,35 @@ class Violation(Value):
 
 def check(scenario: Scenario, result: Replay) -> Violation | None:
     """The first invariant the replay broke, or None."""
+    return examine(scenario, result)[0]
+
+
+def examine(scenario: Scenario, result: Replay) -> tuple[Violation | None, oracle.SpecModel | None]:
+    """The first invariant the replay broke (or None), and the spec's model of the replay (None when a
+    step or the replay itself failed before the transcript could be read)."""
     for failure in result.failures:
         if _STEP_PROBLEM.match(failure):
             continue
         if "the engine reported the mod" in failure:
-            return Violation("mod-report", failure)
+            return Violation("mod-report", failure), None
         if "nothing can happen any more" in failure:
-            return Violation("stall", failure)
-        return Violation("replay-failed", failure)
-    events = result.events
-    return (_answers(events) or _native_after_lich(events) or _count(events) or _argv(scenario, events)
-            or _delivery(scenario, events))
+            return Violation("stall", failure), None
+        return Violation("replay-failed", failure), None
+    return on_events(scenario, result.events)
+
+
+def on_events(scenario: Scenario, events: Sequence[dict[str, Any]]) -> tuple[Violation | None,
+                                                                            oracle.SpecModel]:
+    """The invariants on a transcript (or the part of one up to a step): the robustness checks, then the
+    spec's own model (:mod:`.oracle`), safety and liveness."""
+    model = oracle.SpecModel(scenario, events)
+    found = (_answers(events) or _native_after_lich(events) or _count(events) or _argv(scenario, events)
+             or _delivery(scenario, events))
+    for disagreement in model.disagreements():  # run whole: the model's book is complete after it
+        if found is None:
+            expect = oracle.expectation(disagreement, events)
+            found = Violation(disagreement.kind, disagreement.message, (expect,) if expect else ())
+    return found, model
 
 
 def _answers(events: Sequence[dict[str, Any]]) -> Violation | None:

@@ -405,7 +405,7 @@ class FakeClaudeCode:
 
         await self.chain.dispatch("ui.render", e, core, ENGINE, None)
         line = next((m for m in drawn if m.startswith("lich: ")), None)
-        self.transcript.record("footer", line=line)
+        self.transcript.record("footer", line=line, modes=drawn)
 
     def schedule_footer(self) -> None:
         if not self._background.footer_due:

@@ -79,7 +79,10 @@ EVENTS: dict[str, EventKind] = {
     "toast": EventKind("A toast the mod showed.", {"text": "The toast's text."}),
     "log": EventKind("A line the mod wrote to the plugin's log: the whole text of a toast cut to fit Claude Code's "
                      "toast box.", {"text": "The line."}),
-    "footer": EventKind("The footer was drawn.", {"line": "The footer's `lich: …` mode, or null when it has none."}),
+    "footer": EventKind("The footer was drawn.", {
+        "line": "The footer's first `lich: …` mode, or null when it has none.",
+        "modes": "Every mode the footer drew, in order (two `lich: …` modes are two lich lines).",
+    }),
     "note": EventKind("lich typed a note at the asking session's prompt (a worker's report).", {
         "text": "The note's text; it starts with `[lich]`.",
     }),

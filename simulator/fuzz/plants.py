@@ -1,0 +1,160 @@
+"""Plausible bugs planted in the mod, one at a time, to measure what the fuzzer finds.
+
+Each plant is one or two exact text edits to a module of ``agent_cards``: the kinds of slip the spec's
+clauses guard against (an arm, an argv, a slug, a limit, the count, the poll, a stop). :func:`planted`
+applies one in this process (the module's source run again, edited, into the module itself, so every
+function that reads the module's names sees the edit) and puts the module back after.
+
+``python -m agent_cards_simulator.fuzz.plants [--cases N] [--seed S] [NAME ...]`` runs the fuzzer (no
+shrinking) against each plant and prints which it found; the figure the project keeps is at the CI seed
+and case count (``.ci/run``'s fuzz step): 19 of 20 at seed 14 and 3000 cases. ``stop-exits-swapped`` is
+not found: the spec gives a stop's exits 2 and 3 no meaning, so the model widens the count there instead
+of saying which way it goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from agent_cards.record import Value
+
+
+class Plant(Value):
+    name: str
+    module: str
+    edits: tuple[tuple[str, str], ...]  # (old text, new text), each old text found exactly once
+    why: str = ""
+
+
+PLANTS: tuple[Plant, ...] = (
+    Plant("refused-stop-ends-poll", "agent_cards.mod", (
+        ("    _watching: bool = False\n", "    _watching: bool = False\n    _poll_off: bool = False\n"),
+        ("        if not state.workers:\n            return\n        self._arm(host)",
+         "        if not state.workers or self._poll_off:\n            return\n        self._arm(host)"),
+        ("        if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts\n",
+         "        if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts\n"
+         "            self._poll_off = True\n"),
+    ), "a refused TaskStop ends the polling for good"),
+    Plant("two-failed-reads-end-poll", "agent_cards.mod", (
+        ("    _watching: bool = False\n", "    _watching: bool = False\n    _failed: int = 0\n"),
+        ("        self._arm(host)\n        try:\n", "        if self._failed < 2:\n            self._arm(host)\n"
+         "        try:\n"),
+        ("        if listed is not None:  # FOOTER-LIST-FAIL",
+         "        self._failed = self._failed + 1 if listed is None else 0\n"
+         "        if listed is not None:  # FOOTER-LIST-FAIL"),
+    ), "two failed reads in a row end the polling"),
+    Plant("unanswered-completed", "agent_cards.delivery", (
+        ('    "unanswered": Row("async"),', '    "unanswered": Row("completed"),'),),
+        "an unanswered delivery answered completed"),
+    Plant("unanswered-counted", "agent_cards.delivery", (
+        ('    "unanswered": Row("async"),', '    "unanswered": Row("async", counted=True),'),), "unanswered counted"),
+    Plant("undelivered-launched", "agent_cards.delivery", (
+        ('    "undelivered": Row("deny", deny="deny.never_reached"),', '    "undelivered": Row("async"),'),),
+        "an undelivered task answered async_launched"),
+    Plant("no-base", "agent_cards.lich_calls", (
+        ('(["--base", base] if base else [])', "[]"),), "no --base"),
+    Plant("model-first", "agent_cards.lich_calls", (
+        ('    if branch:\n        argv += ["--worktree", branch] + (["--base", base] if base else [])\n'
+         '    model = e.get("model")\n    if isinstance(model, str) and model:\n        argv += ["--model", model]\n',
+         '    model = e.get("model")\n    if isinstance(model, str) and model:\n        argv += ["--model", model]\n'
+         '    if branch:\n        argv += ["--worktree", branch] + (["--base", base] if base else [])\n'),),
+        "--model before --worktree"),
+    Plant("six-word-slug", "agent_cards.branch", (("MIN_WORDS, MAX_WORDS = 2, 5", "MIN_WORDS, MAX_WORDS = 2, 6"),),
+          "slugs of six words"),
+    Plant("suffix-first-four", "agent_cards.branch", (("[-SUFFIX_LEN:].lower()", "[:SUFFIX_LEN].lower()"),),
+          "the suffix from the first four characters"),
+    Plant("size-limit-ge", "agent_cards.rules", (
+        ('    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes > PROMPT_LIMIT_BYTES, toast=',
+         '    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes >= PROMPT_LIMIT_BYTES, toast='),),
+        ">= at the size limit"),
+    Plant("stopped-still-counted", "agent_cards.mod", (
+        ("        self.store.update(lambda s: s.without({stop.worker.name}))\n", ""),),
+        "a stopped worker still counted"),
+    Plant("list-fail-resets-count", "agent_cards.mod", (
+        ("        if listed is not None:  # FOOTER-LIST-FAIL", "        listed = {} if listed is None else listed\n"
+         "        if listed is not None:  # FOOTER-LIST-FAIL"),), "a failed list read resets the count"),
+    Plant("close-control-swapped", "agent_cards.lich_calls", (
+        ("    if worker.shared:\n        return [lich_bin, \"close\"", "    if not worker.shared:\n"
+         "        return [lich_bin, \"close\""),), "close and control swapped"),
+    Plant("stop-exits-swapped", "agent_cards.lich_calls", (
+        ("(not worker.shared and result.exit_code in CONTROL_GOES_THROUGH)",
+         "(worker.shared and result.exit_code in CONTROL_GOES_THROUGH)"),), "close's and control's exit codes swapped"),
+    Plant("errands-first-mode-only", "agent_cards.mod", (
+        ('any(str(m).startswith("lich: ") for m in modes)',
+         'str(modes[0] if modes else "").startswith("lich: ")'),),
+        "the count hidden only when the errands are the first mode"),
+    Plant("isolated-done-ignored", "agent_cards.lich_calls", (
+        ('    return worker.shared or listed[worker.name] != "done"', "    return True"),),
+        "an isolated worker listed done still counted"),
+    Plant("shared-done-finished", "agent_cards.lich_calls", (
+        ('    return worker.shared or listed[worker.name] != "done"', '    return listed[worker.name] != "done"'),),
+        "a shared worker listed done read as finished"),
+    Plant("poll-period-6s", "agent_cards.mod", (("POLL_MS = 5_000", "POLL_MS = 6_000"),), "a poll every 6 s"),
+    Plant("poll-without-workers", "agent_cards.mod", (
+        ("        if self._watching or not self.store.get().workers:\n            return\n",
+         "        if self._watching:\n            return\n"),
+        ("        if not state.workers:\n            return\n        self._arm(host)", "        self._arm(host)"),
+    ), "the poll reads while no worker is counted"),
+    Plant("open-timeout-60s", "agent_cards.lich_calls", (("OPEN_TIMEOUT_MS = 120_000", "OPEN_TIMEOUT_MS = 60_000"),),
+          "the open given one minute"),
+)
+
+
+@contextlib.contextmanager
+def planted(plant: Plant) -> Iterator[None]:
+    """The mod with ``plant`` in it, in this process, until the block ends."""
+    module = importlib.import_module(plant.module)
+    path = Path(str(module.__file__))
+    source = path.read_text(encoding="utf-8")
+    for old, new in plant.edits:
+        if source.count(old) != 1:
+            raise ValueError(f"plant {plant.name}: {old!r} is not found exactly once in {path.name}")
+        source = source.replace(old, new)
+    saved = dict(module.__dict__)
+    try:
+        exec(compile(source, str(path), "exec"), module.__dict__)  # the project's own source, edited
+        yield
+    finally:
+        module.__dict__.clear()
+        module.__dict__.update(saved)
+
+
+def found_by_fuzz(plant: Plant, cases: int, seed: int) -> str | None:
+    """The kind of the first violation the fuzzer finds with ``plant`` in (no shrinking), or None."""
+    from agent_cards_simulator.fuzz.engine import Fuzz
+
+    with planted(plant):
+        fuzz = Fuzz(seed, progress=False, shrink=False, examples=False)
+        found = fuzz.run(cases)
+    return found.violation.kind if found else None
+
+
+def main(args: list[str]) -> int:
+    cases, seed, names = 3000, 14, []
+    i = 0
+    while i < len(args):
+        if args[i] in ("--cases", "--seed") and i + 1 < len(args):
+            cases, seed = (int(args[i + 1]), seed) if args[i] == "--cases" else (cases, int(args[i + 1]))
+            i += 2
+        else:
+            names.append(args[i])
+            i += 1
+    chosen = [p for p in PLANTS if not names or p.name in names]
+    hits = 0
+    for plant in chosen:
+        started = time.monotonic()
+        kind = found_by_fuzz(plant, cases, seed)
+        hits += kind is not None
+        print(f"{plant.name:28} {'found: ' + kind if kind else 'not found':32} {time.monotonic() - started:6.1f} s"
+              f"  ({plant.why})", flush=True)
+    print(f"{hits} of {len(chosen)} plants found at seed {seed}, {cases} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

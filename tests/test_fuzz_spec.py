@@ -1,0 +1,108 @@
+"""The fuzz against the spec: its own model of the spec (the oracle), liveness after the quiet tail, the
+step a violation first held at, the states a run reaches, and the example database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cards_simulator.fuzz import command, example_folder, oracle, reached
+from agent_cards_simulator.fuzz.engine import Fuzz, examine
+from agent_cards_simulator.fuzz.generate import with_tail
+from agent_cards_simulator.fuzz.plants import PLANTS, planted
+from agent_cards_simulator.scenario.files import read_checked
+from agent_cards_simulator.scenario.replay import replay
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANT = {p.name: p for p in PLANTS}
+
+
+@pytest.fixture(autouse=True)
+def _own_example_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.mark.parametrize(("description", "slug"), [  # the spec's own table
+    ("Investigate why the websocket reconnect loop never stops retrying", "investigate-why-the-websocket-reconnect"),
+    ("a b c d e f g", "a-b-c-d-e"),
+    ("Corrigir autenticação do usuário", "corrigir-autenticação-do-usuário"),
+    ("x" * 50, "x" * 40),
+    ("!!! ???", "agent"),
+    ("", "agent"),
+    ("Fix the auth flow", "fix-the-auth-flow"),
+])
+def test_the_oracle_slugs_as_the_spec_says(description: str, slug: str) -> None:
+    assert oracle.slug(description) == slug
+    assert oracle.branch("Fix the auth flow", "toolu_01XyZ_9Q") == "subagent/fix-the-auth-flow-yz9q"
+
+
+def test_the_oracle_agrees_with_every_scenario_of_the_project() -> None:
+    """Written from the spec, not the mod: the project's scenarios (each read against the spec by hand)
+    are its first test."""
+    checked = 0
+    for path in sorted((ROOT / "scenarios").rglob("*.yaml")):
+        if path.name == "clauses.yaml":
+            continue
+        scenario = read_checked(path)
+        for one in scenario.variants or (scenario,):
+            events = replay(one).events
+            assert list(oracle.SpecModel(one, events).disagreements()) == [], path
+            checked += 1
+    assert checked > 80
+
+
+def _worker_refused(exit_code: int) -> dict[str, Any]:
+    return with_tail({"title": "t", "clauses": ["STOP-REFUSED"],
+                      "lich": {"stops": {"session-2-9f81": {"exit": exit_code}}},
+                      "steps": [{"call": {"description": "Fix the login bug", "prompt": "task 1"},
+                                 "lich": {"report": {"after": 9_000}}},
+                                {"taskstop": {"worker": "toolu_0001"}}, {"wait": 12_000}]})
+
+
+def test_a_refused_stop_then_the_worker_finishes_is_a_reached_state() -> None:
+    checked = examine(_worker_refused(1))
+    assert checked.violation is None
+    assert "stop-refused-then-finished" in checked.reached
+    assert "stop-refused-then-finished" not in examine(_worker_refused(0)).reached
+
+
+def test_a_violation_names_the_step_where_it_first_held() -> None:
+    with planted(PLANT["stopped-still-counted"]):
+        checked = examine(_worker_refused(0))
+    assert checked.violation is not None
+    # the wait whose poll read lich while no worker was left (the footer drawn as the stop returned may
+    # show the count on that very ms), not the tail's end
+    assert checked.violation.kind == "oracle-poll" and checked.violation.message.startswith("steps[2]: ")
+    assert examine(_worker_refused(0)).violation is None
+
+
+@pytest.mark.parametrize("name", ["refused-stop-ends-poll", "two-failed-reads-end-poll"])
+def test_the_fuzz_finds_a_liveness_bug_shrinks_it_and_writes_it(name: str, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """At the CI seed: the fuzz's safety invariants alone passed both of these."""
+    with planted(PLANT[name]):
+        assert command.run(300, 14, tmp_path, progress=False) == 1
+        out = capsys.readouterr().out
+        assert "a violation (liveness-poll) at case" in out and "shrunk over the" in out
+        [path] = tmp_path.glob("fuzz-14-liveness-poll.yaml")
+        result = replay(read_checked(path))  # the written file fails for the same reason: no read in time
+        assert not result.passed and any("sessions" in f for f in result.failures), result.failures
+    assert replay(read_checked(path)).passed  # the bug gone, the same file passes
+
+
+def test_a_failure_found_is_tried_first_on_the_next_run(tmp_path: Path) -> None:
+    with planted(PLANT["refused-stop-ends-poll"]):
+        first = Fuzz(14, progress=False)
+        assert first.run(300) is not None
+        assert any(example_folder().iterdir())
+        again = Fuzz(4242, progress=False, shrink=False)  # another seed: only the database finds it at once
+        found = again.run(300)
+        assert found is not None and found.violation.kind == "liveness-poll" and again.first_at == 1
+
+
+def test_every_listed_state_has_a_name_and_a_line() -> None:
+    assert set(reached.STATES).isdisjoint(reached.NOT_YET)
+    assert "host-restart-with-workers" in reached.NOT_YET
+    assert all(state.doc for state in reached.STATES.values())
