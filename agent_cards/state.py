@@ -29,6 +29,12 @@ class ModState(Value):
     interactive: bool = False  # a session.start with isInteractive was seen (TAKE-INTERACTIVE)
     lich_bin: str = ""  # the LICH_BIN of the last tracked open: polling and TaskStop use it
     workers: tuple[Worker, ...] = ()
+    #: The Claude Code process (its pid, as text) whose session host last kept this state in a file: a state
+    #: kept by another one outlived the process of its session (``claude --continue``, ``--resume``).
+    owner: str = ""
+    #: Workers Claude Code told the model had failed (its own record of them died with the process before),
+    #: and that the model has not yet been told still run in lich.
+    reported_lost: tuple[str, ...] = ()
 
     def worker(self, name: str) -> Worker | None:
         return next((w for w in self.workers if w.name == name), None)
@@ -41,7 +47,7 @@ class ModState(Value):
         return replace(self, workers=tuple(w for w in self.workers if w.name not in names))
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "interactive": self.interactive,
             "lich_bin": self.lich_bin,
             "workers": [
@@ -49,6 +55,11 @@ class ModState(Value):
                 for w in self.workers
             ],
         }
+        if self.owner:  # only a session host keeps these: the command hook's files stay as they were
+            data["owner"] = self.owner
+        if self.reported_lost:
+            data["reported_lost"] = list(self.reported_lost)
+        return data
 
     @classmethod
     def from_json(cls, data: object, report: Callable[[str], None] | None = None) -> ModState:
@@ -85,9 +96,18 @@ class ModState(Value):
         interactive = data.get("interactive", False)
         if not isinstance(interactive, bool):
             wrong.append(f"interactive is {type(interactive).__name__}, not true or false (read as false)")
+        owner = data.get("owner", "")
+        if not isinstance(owner, str):
+            wrong.append("owner is not text")
+            owner = ""
+        lost = data.get("reported_lost", [])
+        if not isinstance(lost, list) or not all(isinstance(name, str) for name in lost):
+            wrong.append("reported_lost is not a list of names")
+            lost = []
         if wrong and report is not None:
             report("; ".join(wrong))
-        return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers))
+        return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers), owner=owner,
+                   reported_lost=tuple(lost))
 
 
 class MemoryStore:

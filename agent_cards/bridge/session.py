@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 from agent_cards.bridge.dispatch import BridgeDispatch, DispatchCancelled
 from agent_cards.bridge.host import BridgeClock, BridgeEnv, BridgeHost, BridgeNext
 from agent_cards.bridge.lifetime import exit_now, log
-from agent_cards.engine import Event, HookResult, Origin, Timer, error_reason
+from agent_cards.engine import Event, HookResult, Origin, StateStore, Timer, error_reason
+from agent_cards.filestore import FileStore
 from agent_cards.host_contract import matches
-from agent_cards.record import Value
+from agent_cards.record import Value, replace
 from agent_cards.state import MemoryStore, ModState
 
 if TYPE_CHECKING:
@@ -60,29 +61,87 @@ def registrations(store: Any = None) -> tuple[list[RegisteredHook], AgentCards]:
     return found, mod
 
 
-class BridgeStore(MemoryStore):
-    """The mod's state, each change told to the module (which hands it to a host it starts again)."""
+#: Where the session hosts keep each session's state, under the plugin's data folder (the command hook keeps
+#: its own under ``sessions/`` there: the two never share a file).
+KEPT_FOLDER = "session-hosts"
 
-    def __init__(self, state: ModState, told: Callable[[ModState], None]) -> None:
+
+def kept_file(env: Mapping[str, str]) -> str | None:
+    """The file that keeps this Claude Code session's state across processes, or None where the engine gives no
+    data folder or no session id (the state then lives only as long as the module's memory)."""
+    from agent_cards.filestore import session_file
+
+    data, session = env.get("CLAUDE_PLUGIN_DATA"), env.get("CLAUDE_CODE_SESSION_ID")
+    if not data or not session:
+        return None
+    return session_file(os.path.join(data, KEPT_FOLDER), session)
+
+
+class BridgeStore(MemoryStore):
+    """The mod's state, each change told to the module (which hands it to a host it starts again) and written to
+    the session's kept file, when there is one, before anything else happens: a host killed right after a
+    change loses nothing, and one started in its place (after a crash, a reload, ``claude --continue``) reads
+    it back."""
+
+    def __init__(self, state: ModState, told: Callable[[ModState], None], kept: StateStore | None = None) -> None:
         super().__init__(state)
         self._told = told
+        self.kept = kept
 
     def update(self, change: Callable[[ModState], ModState]) -> ModState:
         before = self.get()
         after = super().update(change)
         if after != before:
+            if self.kept is not None:
+                try:
+                    self.kept.update(lambda _: after)
+                except OSError as error:  # a full or read-only data folder: the memory and the module still hold it
+                    log(f"the state could not be kept in a file: {error_reason(error)}")
             self._told(after)
         return after
+
+
+def restored(given: object, kept: StateStore | None, owner: str, start: Mapping[str, Any] | None) -> ModState:
+    """The state a new host starts from: the kept file's when there is one (it has every change), else what the
+    module handed over. A state kept by another Claude Code process outlived the process of its session: that
+    Claude Code's record of the workers died with it, and it tells the model they failed (its next prompt says
+    they still run). A ``session.start`` among the boot events says whether this session is interactive."""
+    state = ModState.from_json(given)
+    if kept is not None:
+        try:
+            from_file = kept.get()
+        except OSError as error:
+            log(f"the kept state could not be read: {error_reason(error)}")
+        else:
+            if from_file.workers or from_file.owner or not state.workers:
+                state = from_file
+    if owner and state.owner and state.owner != owner and state.workers:
+        state = replace(state, reported_lost=tuple(w.name for w in state.workers))
+    if start is not None:
+        state = replace(state, interactive=start.get("isInteractive") is True)
+    return replace(state, owner=owner or state.owner)
 
 
 class BridgeSession:
     """The mod for one Claude Code session, served over the socket."""
 
-    def __init__(self, env: Mapping[str, Any], state: object, write: Callable[[str], None]) -> None:
+    def __init__(self, env: Mapping[str, Any], state: object, write: Callable[[str], None],
+                 events: Sequence[Mapping[str, Any]] = (), machine: Mapping[str, str] | None = None) -> None:
         self._write = write
         self.env = BridgeEnv(env)
         self.clock = BridgeClock(self.later)
-        self.store = BridgeStore(ModState.from_json(state), lambda s: self.emit({"state": s.to_json()}))
+        machine = os.environ if machine is None else machine
+        path = kept_file(machine)
+        store = None if path is None else FileStore(path, report=log, expect_file=False)
+        start = next((item.get("e") for item in events if isinstance(item, Mapping)
+                      and item.get("event") == "session.start" and isinstance(item.get("e"), dict)), None)
+        first = restored(state, store, machine.get("CLAUDE_PID") or "", start)
+        self.store = BridgeStore(first, lambda s: self.emit({"state": s.to_json()}), store)
+        if store is not None:  # the file says who keeps it now, and what the model is still to be told
+            with contextlib.suppress(OSError):
+                store.update(lambda _: first)
+        if first != ModState.from_json(state):  # the module learns what this host starts from
+            self.emit({"state": first.to_json()})
         self.hooks, self.mod = registrations(self.store)
         self.dispatches: dict[str, BridgeDispatch] = {}
         self.timers: set[asyncio.Task[None]] = set()
