@@ -12,7 +12,7 @@ from agent_cards.record import Value, replace
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 
@@ -108,6 +108,30 @@ class ModState(Value):
             report("; ".join(wrong))
         return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers), owner=owner,
                    reported_lost=tuple(lost))
+
+
+def restore(given: object, kept: Any, owner: str, start: Mapping[str, Any] | None,
+            report: Callable[[str], None]) -> ModState:
+    """The state a mod starts from when its session keeps one (a session host started again, a reload, the
+    session continued in a new Claude Code process): the ``kept`` store's (a :class:`agent_cards.engine.
+    StateStore` holding every change) when it has one, else ``given`` (what the module still held). A state
+    kept by another Claude Code process (``owner``: this one's pid) outlived the process of its session: that
+    Claude Code's record of the workers died with it, and it tells the model they failed, so they are marked
+    ``reported_lost``. A ``session.start`` seen now says whether the session is interactive."""
+    state = ModState.from_json(given)
+    if kept is not None:
+        try:
+            from_file = kept.get()
+        except OSError as error:
+            report(f"the kept state could not be read: {error.strerror or error}")
+        else:
+            if from_file.workers or from_file.owner or not state.workers:
+                state = from_file
+    if owner and state.owner and state.owner != owner and state.workers:
+        state = replace(state, reported_lost=tuple(w.name for w in state.workers))
+    if start is not None:
+        state = replace(state, interactive=start.get("isInteractive") is True)
+    return replace(state, owner=owner or state.owner)
 
 
 class MemoryStore:

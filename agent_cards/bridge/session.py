@@ -26,8 +26,8 @@ from agent_cards.bridge.lifetime import exit_now, log
 from agent_cards.engine import Event, HookResult, Origin, StateStore, Timer, error_reason
 from agent_cards.filestore import FileStore
 from agent_cards.host_contract import matches
-from agent_cards.record import Value, replace
-from agent_cards.state import MemoryStore, ModState
+from agent_cards.record import Value
+from agent_cards.state import MemoryStore, ModState, restore
 
 if TYPE_CHECKING:
     from agent_cards.mod import AgentCards
@@ -101,27 +101,6 @@ class BridgeStore(MemoryStore):
         return after
 
 
-def restored(given: object, kept: StateStore | None, owner: str, start: Mapping[str, Any] | None) -> ModState:
-    """The state a new host starts from: the kept file's when there is one (it has every change), else what the
-    module handed over. A state kept by another Claude Code process outlived the process of its session: that
-    Claude Code's record of the workers died with it, and it tells the model they failed (its next prompt says
-    they still run). A ``session.start`` among the boot events says whether this session is interactive."""
-    state = ModState.from_json(given)
-    if kept is not None:
-        try:
-            from_file = kept.get()
-        except OSError as error:
-            log(f"the kept state could not be read: {error_reason(error)}")
-        else:
-            if from_file.workers or from_file.owner or not state.workers:
-                state = from_file
-    if owner and state.owner and state.owner != owner and state.workers:
-        state = replace(state, reported_lost=tuple(w.name for w in state.workers))
-    if start is not None:
-        state = replace(state, interactive=start.get("isInteractive") is True)
-    return replace(state, owner=owner or state.owner)
-
-
 class BridgeSession:
     """The mod for one Claude Code session, served over the socket."""
 
@@ -135,7 +114,7 @@ class BridgeSession:
         store = None if path is None else FileStore(path, report=log, expect_file=False)
         start = next((item.get("e") for item in events if isinstance(item, Mapping)
                       and item.get("event") == "session.start" and isinstance(item.get("e"), dict)), None)
-        first = restored(state, store, machine.get("CLAUDE_PID") or "", start)
+        first = restore(state, store, machine.get("CLAUDE_PID") or "", start, log)
         self.store = BridgeStore(first, lambda s: self.emit({"state": s.to_json()}), store)
         if store is not None:  # the file says who keeps it now, and what the model is still to be told
             with contextlib.suppress(OSError):

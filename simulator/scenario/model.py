@@ -41,6 +41,7 @@ class ScenarioSession(Value):
     permission: PermissionVerdict = PermissionVerdict()
     modes: tuple[str, ...] = ()
     agent_types: tuple[str, ...] = ()
+    data: bool = True  # the plugin has a data folder and the session id: its state is kept across modules
 
 
 class Step(Protocol):
