@@ -144,7 +144,7 @@ function heard($, h, line) {
     if (!python && typeof m.python === 'string' && m.python) python = m.python
     if (m.texts !== null && typeof m.texts === 'object') agentTexts = { ...AGENT, ...m.texts }
     h.settle(h)
-    if (h.again) $.ui.invalidate('ui.render')
+    if (h.again || counting()) $.ui.invalidate('ui.render') // a count carried over: draw it
   } else if ('state' in m) {
     state = m.state
   } else if (typeof m.toast === 'string') {
