@@ -270,11 +270,13 @@ async function dispatch($, hook, e, next) {
 
 export function register(on) {
   on('session.start', async ($, e, next) => {
-    const result = await next(e)
-    if (!(await insideLich($))) return result // outside lich: no host, every call stays Claude Code's own
-    if (host) stop(host) // raised again in this copy of the module: a fresh host, the state kept
-    start($, [{ event: 'session.start', e, result }])
-    return result
+    // The host starts before core's own step, so that Python's start-up overlaps the session's: the first
+    // Agent call then seldom waits for it. Core only echoes the cwd (a hook's value changes nothing).
+    if (await insideLich($)) {
+      if (host) stop(host) // raised again in this copy of the module: a fresh host, the state kept
+      start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
+    } // outside lich: no host, every call stays Claude Code's own
+    return next(e)
   })
   on("tool.call", { "tool": "Agent" }, ($, e, next) => dispatch($, 1, e, next))
   on("tool.call", { "tool": "TaskStop" }, ($, e, next) => dispatch($, 2, e, next))
