@@ -538,7 +538,10 @@ def test_a_host_whose_parent_died_before_its_hello_exits(lich: LoggedLich, tmp_p
     rest = parent.stdout.read()  # the host's stdout: ends when the host exits
     parent.stdout.close()
     assert b"hello" not in rest
-    assert not lifetime.alive(host_pid)
+    deadline = time.monotonic() + 10  # its stdout closed as it exits: wait for the exit itself to end
+    while lifetime.alive(host_pid):
+        assert time.monotonic() < deadline, "the host still runs with its parent gone"
+        time.sleep(0.02)
     assert parent.stderr is not None and b"Traceback" not in parent.stderr.read()
     parent.stderr.close()
 
