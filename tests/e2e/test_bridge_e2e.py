@@ -462,7 +462,10 @@ def test_a_reloaded_module_takes_the_next_call(
         status = tui.exit()
     timings.append(f"interactive: reload, then a call: {time.monotonic() - start:.2f}s")
     assert status == 0
-    assert [c[5] for c in fake_lich.calls()] == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    calls = fake_lich.calls()
+    opens = [c[5] for c in calls if c[0] == "open"]
+    assert opens == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    assert ["sessions", "--json"] in calls  # the fresh host read the kept count back and asked lich at once
     assert LAUNCHED in text_of(result_for(model, second)["content"])
 
 
