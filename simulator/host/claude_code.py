@@ -416,6 +416,10 @@ class FakeClaudeCode:
         self._stop_module()
         self._dead = False
         self.transcript.record("reload")
+        if self.session.keeps_state and self._kept.get().workers:
+            # The engine redraws at once, before the fresh module's session host has said hello: a redraw
+            # never waits for one, so the lich line is gone until the host reads the kept count back.
+            await self.render_footer()
         started = self._interactive is not None
         self.load_mod({"isInteractive": self._interactive} if started else None)
         self.schedule_footer()  # the footer is drawn again by the fresh module
