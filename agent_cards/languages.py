@@ -86,6 +86,12 @@ _PT_BR: dict[str, str] = {
         "para ela, então o lich pode já ter a tarefa. Procure o worker no lich antes de pedir de novo; "
         "executá-la aqui também poderia fazer o trabalho duas vezes."
     ),
+    # A worker Claude Code reported failed after the session came back (its record died with the process).
+    "resume.still_running": (
+        'A sessão lich "{label}" (agentId {name}) continua rodando: a task notification que diz que ela falhou '
+        "é o registro do próprio Claude Code, perdido com o processo anterior. Não refaça o trabalho dela; o "
+        "relatório chega como uma nota [lich], e o TaskStop ainda a para."
+    ),
 }
 
 # Simplified Chinese
@@ -156,6 +162,11 @@ _ZH_CN: dict[str, str] = {
         "这次 Agent 调用没有运行：{program} 正在为它运行时，agent cards 的桥接进程停止了，所以 lich "
         "可能已经接下了这个任务。再次请求之前，先在 lich 中查找该 "
         "worker；在这里也运行它可能会把同一项工作做两遍。"
+    ),
+    # A worker Claude Code reported failed after the session came back (its record died with the process).
+    "resume.still_running": (
+        'lich 会话 "{label}"（agentId {name}）仍在运行：说它失败的 task notification 只是 Claude Code 自己的记录，'
+        "随上一个进程一起丢失了。不要重做它的工作；它的报告会以 [lich] 备注送达，TaskStop 仍可停止它。"
     ),
 }
 
@@ -231,6 +242,12 @@ _ES: dict[str, str] = {
         "Esta llamada a Agent no se ejecutó: el puente de agent cards se detuvo mientras {program} se "
         "ejecutaba para ella, así que puede que lich ya tenga la tarea. Busca el worker en lich antes de "
         "pedirla de nuevo; ejecutarla también aquí podría hacer el trabajo dos veces."
+    ),
+    # A worker Claude Code reported failed after the session came back (its record died with the process).
+    "resume.still_running": (
+        'La sesión de lich "{label}" (agentId {name}) sigue en marcha: la task notification que dice que falló '
+        "es el registro propio de Claude Code, perdido con el proceso anterior. No rehagas su trabajo; su "
+        "informe llega como una nota [lich], y TaskStop aún la detiene."
     ),
 }
 
@@ -313,6 +330,12 @@ _JA: dict[str, str] = {
         "る前に lich で worker を探してください。ここでも実行すると、同じ作業が二重に行われるおそれがあります"
         "。"
     ),
+    # A worker Claude Code reported failed after the session came back (its record died with the process).
+    "resume.still_running": (
+        'lich セッション "{label}"（agentId {name}）はまだ動いています: 失敗したと告げる task notification は '
+        "Claude Code 自身の記録で、前のプロセスとともに失われたものです。その作業をやり直さないでください。"
+        "報告は [lich] ノートとして届き、TaskStop でまだ止められます。"
+    ),
 }
 
 # Korean
@@ -390,6 +413,12 @@ _KO: dict[str, str] = {
         "브리지가 멈췄으므로 lich가 이미 작업을 받았을 수 있습니다. 다시 요청하기 전에 lich에서 worker를 "
         "찾아보세요. 여기서도 실행하면 같은 작업을 두 번 하게 될 수 있습니다."
     ),
+    # A worker Claude Code reported failed after the session came back (its record died with the process).
+    "resume.still_running": (
+        'lich 세션 "{label}"(agentId {name})은 아직 실행 중입니다: 실패했다는 task notification 은 Claude Code '
+        "자체 기록이며 이전 프로세스와 함께 사라졌습니다. 그 작업을 다시 하지 마세요. 보고는 [lich] 노트로 "
+        "도착하고, TaskStop 으로 여전히 멈출 수 있습니다."
+    ),
 }
 
 # Russian
@@ -465,6 +494,12 @@ _RU: dict[str, str] = {
         "Этот вызов Agent не выполнен: мост agent cards остановился, пока для него работал {program}, "
         "поэтому задача, возможно, уже у lich. Прежде чем просить снова, найдите worker в lich: если "
         "запустить его и здесь, работа может быть сделана дважды."
+    ),
+    # A worker Claude Code reported failed after the session came back (its record died with the process).
+    "resume.still_running": (
+        'Сессия lich "{label}" (agentId {name}) всё ещё работает: task notification о том, что она не '
+        "удалась, — собственная запись Claude Code, потерянная вместе с прежним процессом. Не переделывайте её "
+        "работу; её отчёт придёт заметкой [lich], а TaskStop по-прежнему её остановит."
     ),
 }
 

@@ -34,7 +34,7 @@ from agent_cards import lich_calls, rules, taken
 from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult, StateStore
 from agent_cards.record import Record, Value, field, replace
 from agent_cards.state import MemoryStore, Worker
-from agent_cards.texts import person_text, toast_text
+from agent_cards.texts import agent_text, person_text, toast_text
 
 POLL_MS = 5_000  # FOOTER-POLL
 
@@ -135,9 +135,13 @@ class AgentCards(Record):
         self._arm(host)
 
     def resume(self, host: Host) -> None:
-        """A mod handed the state of one before it (a session host started again after a crash): re-arm
-        what lived only in memory, the 5 s poll (FOOTER-POLL), when the restored state has workers."""
-        self._arm(host)
+        """A mod handed the state of one before it (a session host started again, a reload, the session
+        continued in a new Claude Code process): lich is read at once, so that a worker it no longer lists
+        is dropped and every other is counted again, then every 5 s as ever (FOOTER-POLL)."""
+        if self._watching or not self.store.get().workers:
+            return
+        self._watching = True
+        host.clock.after(0, lambda: self._poll(host))
 
     def _arm(self, host: Host, ms: int = POLL_MS) -> None:
         """Arm the one watch (FOOTER-POLL): none while one is armed or a read it made still runs."""
@@ -202,6 +206,22 @@ class AgentCards(Record):
         host.ui.invalidate("ui.render")
         return {"result": decision.result}  # STOP-RESULT
 
+    async def prompt_submit(self, host: Host, e: Event, next: Next) -> HookResult:
+        """After the session came back in a new process, Claude Code tells the model, with the next prompt,
+        that each background agent it launched failed: it lost its own record of them. For a worker lich
+        still runs, the model also reads, beside that prompt, that it runs and how its report comes."""
+        state = self.store.get()
+        if not state.reported_lost:
+            return await next(e)
+        lost = [w for w in state.workers if w.name in state.reported_lost]
+        self.store.update(lambda s: replace(s, reported_lost=()))
+        lang = host.env.get("LICH_PROMPT_LANG")
+        told = [agent_text(lang, "resume.still_running", label=w.label, name=w.name) for w in lost]
+        if not told:
+            return await next(e)
+        given = e.get("context")
+        return await next({**e, "context": [*(given if isinstance(given, list) else []), *told]})
+
     async def _toast(self, host: Host, native: taken.Native) -> None:
         """The toast, cut to what Claude Code's toast box shows; when it was cut, the whole text goes to the
         host's log (``ui.log``, where the host has one), so that the full reason can still be read."""
@@ -225,4 +245,5 @@ def register(on: On, store: StateStore | None = None) -> AgentCards:
     on("tool.call", {"tool": "TaskStop"}, mod.task_stop)
     on("agent.spawn", mod.agent_spawn)
     on("ui.render", {"component": "SessionMode"}, mod.footer)
+    on("prompt.submit", mod.prompt_submit)
     return mod

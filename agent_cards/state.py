@@ -12,7 +12,7 @@ from agent_cards.record import Value, replace
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 
@@ -29,6 +29,12 @@ class ModState(Value):
     interactive: bool = False  # a session.start with isInteractive was seen (TAKE-INTERACTIVE)
     lich_bin: str = ""  # the LICH_BIN of the last tracked open: polling and TaskStop use it
     workers: tuple[Worker, ...] = ()
+    #: The Claude Code process (its pid, as text) whose session host last kept this state in a file: a state
+    #: kept by another one outlived the process of its session (``claude --continue``, ``--resume``).
+    owner: str = ""
+    #: Workers Claude Code told the model had failed (its own record of them died with the process before),
+    #: and that the model has not yet been told still run in lich.
+    reported_lost: tuple[str, ...] = ()
 
     def worker(self, name: str) -> Worker | None:
         return next((w for w in self.workers if w.name == name), None)
@@ -41,7 +47,7 @@ class ModState(Value):
         return replace(self, workers=tuple(w for w in self.workers if w.name not in names))
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "interactive": self.interactive,
             "lich_bin": self.lich_bin,
             "workers": [
@@ -49,6 +55,11 @@ class ModState(Value):
                 for w in self.workers
             ],
         }
+        if self.owner:  # only a session host keeps these: the command hook's files stay as they were
+            data["owner"] = self.owner
+        if self.reported_lost:
+            data["reported_lost"] = list(self.reported_lost)
+        return data
 
     @classmethod
     def from_json(cls, data: object, report: Callable[[str], None] | None = None) -> ModState:
@@ -85,9 +96,42 @@ class ModState(Value):
         interactive = data.get("interactive", False)
         if not isinstance(interactive, bool):
             wrong.append(f"interactive is {type(interactive).__name__}, not true or false (read as false)")
+        owner = data.get("owner", "")
+        if not isinstance(owner, str):
+            wrong.append("owner is not text")
+            owner = ""
+        lost = data.get("reported_lost", [])
+        if not isinstance(lost, list) or not all(isinstance(name, str) for name in lost):
+            wrong.append("reported_lost is not a list of names")
+            lost = []
         if wrong and report is not None:
             report("; ".join(wrong))
-        return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers))
+        return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers), owner=owner,
+                   reported_lost=tuple(lost))
+
+
+def restore(given: object, kept: Any, owner: str, start: Mapping[str, Any] | None,
+            report: Callable[[str], None]) -> ModState:
+    """The state a mod starts from when its session keeps one (a session host started again, a reload, the
+    session continued in a new Claude Code process): the ``kept`` store's (a :class:`agent_cards.engine.
+    StateStore` holding every change) when it has one, else ``given`` (what the module still held). A state
+    kept by another Claude Code process (``owner``: this one's pid) outlived the process of its session: that
+    Claude Code's record of the workers died with it, and it tells the model they failed, so they are marked
+    ``reported_lost``. A ``session.start`` seen now says whether the session is interactive."""
+    state = ModState.from_json(given)
+    if kept is not None:
+        try:
+            from_file = kept.get()
+        except OSError as error:
+            report(f"the kept state could not be read: {error.strerror or error}")
+        else:
+            if from_file.workers or from_file.owner or not state.workers:
+                state = from_file
+    if owner and state.owner and state.owner != owner and state.workers:
+        state = replace(state, reported_lost=tuple(w.name for w in state.workers))
+    if start is not None:
+        state = replace(state, interactive=start.get("isInteractive") is True)
+    return replace(state, owner=owner or state.owner)
 
 
 class MemoryStore:

@@ -105,6 +105,13 @@ AGENT: dict[str, str] = {
         "lich may already have the task. Look for the worker in lich before asking again; running it here "
         "as well could do the work twice."
     ),
+    # After claude --continue or --resume: Claude Code's own record of a worker (the async_launched answer)
+    # died with the process before, so it tells the model the agent failed; the lich worker still runs.
+    "resume.still_running": (
+        'lich session "{label}" (agentId {name}) still runs: the task notification saying it failed is Claude '
+        "Code's own record, lost with the previous process. Do not redo its work; its report arrives as a "
+        "[lich] note, and TaskStop still stops it."
+    ),
 }
 
 PERSON: dict[str, str] = {
@@ -141,6 +148,8 @@ PERSON: dict[str, str] = {
         "Old Python: set AGENT_CARDS_PYTHON to 3.11+. Agent calls run natively. {python} is {reason}"
     ),
     "bridge.failed": "agent cards failed: agent ran natively. {reason}",
+    # The session host did not say hello before the hook's budget would run out: the call runs natively.
+    "bridge.slow": "Agent ran natively: Python was too slow",
 }
 
 

@@ -1,6 +1,7 @@
 """Every speed figure beside its goal: ``python -m bench [--quick] [SECTION ...]``.
 
-Sections: leave (P1), virtual (P3), memory (P3), cold (P6), real (P4), cli. Each figure is the
+Sections: leave (P1), virtual (P3), memory (P3), cold (P6), real (P4), cli, first (P7: the real Claude Code,
+offline; it needs tmux). Each figure is the
 median of its samples, with min and max; PASS when the median meets the goal. Ratios are taken
 within one round, their sides run in turn, so that a loaded machine slows both alike.
 """
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from agent_cards.arguments import CommandParser, interrupted, parse, usage_error
-from bench import cli_speed, cold_start, in_process, real_processes
+from bench import bridge, cli_speed, cold_start, in_process, real_processes
 from bench.figures import Figure, print_section
 
 
@@ -27,6 +28,8 @@ def sections(quick: bool) -> dict[str, tuple[str, Callable[[], list[Figure]]]]:
                  lambda: cold_start.cold_starts(rounds * 2)),
         "real": ("P4 · real processes", lambda: real_processes.parallel_opens(3 if quick else 5)),
         "cli": ("CLI · per scenario, start-up included once", lambda: cli_speed.per_scenario(3 if quick else 5)),
+        "first": ("P7 · inside lich, the first Agent call's wait for its session host (real Claude Code)",
+                  lambda: bridge.first_call_waits(2 if quick else 5)),
     }
 
 

@@ -114,6 +114,8 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
         return "no session.start at the start: the real engine always raises it when a session begins"
     if not session.interactive:
         return "a non-interactive session (claude -p): conform drives the interactive screen only"
+    if not session.data:
+        return "no data folder (session.data: false): the real engine gives the plugin one, so its state is kept"
     if session.modes:
         return "other footer modes (session.modes): the person would have to switch modes; not driven"
     git = session.git

@@ -10,14 +10,17 @@ const BOOT = "import sys, os, json\nif sys.version_info < (3, 11):\n    v = '%d.
 const PERSON = {
   "bridge.no_python": "No Python 3.11+: set AGENT_CARDS_PYTHON. Agent calls run natively. {python}: {reason}",
   "bridge.old_python": "Old Python: set AGENT_CARDS_PYTHON to 3.11+. Agent calls run natively. {python} is {reason}",
-  "bridge.failed": "agent cards failed: agent ran natively. {reason}"
+  "bridge.failed": "agent cards failed: agent ran natively. {reason}",
+  "bridge.slow": "Agent ran natively: Python was too slow"
 }
 const AGENT = {
   "bridge.unsure": "This Agent call was not run: the agent cards bridge stopped while {program} was running for it, so lich may already have the task. Look for the worker in lich before asking again; running it here as well could do the work twice."
 } // English; the host's hello hands over the session's language
 const STEP_LIMIT_MS = 5000
-const READY_LIMIT_MS = 10000
+const READY_LIMIT_MS = 8000
 const BUSY_LIMIT_MS = 150000
+const BUDGET_MARGIN_MS = 2000
+const RESTART_MS = 5000
 
 let host = null // the running host: { ready, conn, stream, dead }
 let state = null // the mod's state as the host last told it, handed to a host started again
@@ -27,6 +30,18 @@ let warned = false // the bridge's own toast is shown once per session
 let cancelled = [] // dispatches the engine gave up on, told to the host with the next request
 let serial = 0
 let agentTexts = AGENT // the bridge's agent texts in the session's language, from the host's hello
+let inside = null // whether the session runs inside lich (LICH_BIN and LICH_SESSION_ID set): no host otherwise
+let restart = null // the timer that starts a host again after one died with workers counted
+
+async function insideLich($) {
+  // Outside lich the mod takes nothing, so no Python starts at all: the plugin costs such a session nothing.
+  if (inside === null) inside = Boolean((await $.env.get('LICH_BIN')) && (await $.env.get('LICH_SESSION_ID')))
+  return inside
+}
+
+function counting() {
+  return Boolean(state && Array.isArray(state.workers) && state.workers.length)
+}
 
 function say(text, slots) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in slots ? String(slots[name]) : whole))
@@ -92,6 +107,14 @@ async function pump($, h, events) {
   }
   h.dead = true
   if (host === h) host = null
+  if (h.conn && !h.stopped && counting() && !restart) {
+    // It died while workers are counted: the poll's period later a fresh host reads the kept state, counts
+    // them again and polls lich, whether or not any other event comes meanwhile.
+    restart = setTimeout(() => {
+      restart = null
+      if (!host && !failure) start($, [])
+    }, RESTART_MS)
+  }
   if (!h.conn && !h.stopped) {
     // It never said hello: this Python cannot serve the session (missing, too old, or broken).
     if (h.fatal && h.fatal.fatal === 'old') {
@@ -121,7 +144,7 @@ function heard($, h, line) {
     if (!python && typeof m.python === 'string' && m.python) python = m.python
     if (m.texts !== null && typeof m.texts === 'object') agentTexts = { ...AGENT, ...m.texts }
     h.settle(h)
-    if (h.again) $.ui.invalidate('ui.render')
+    if (h.again || counting()) $.ui.invalidate('ui.render') // a count carried over: draw it
   } else if ('state' in m) {
     state = m.state
   } else if (typeof m.toast === 'string') {
@@ -133,17 +156,25 @@ function heard($, h, line) {
   }
 }
 
-async function ready($, wait) {
-  if (failure) return null
-  if (!wait) return host && host.conn ? host : null // a redraw never starts a host nor waits on one
+async function ready($, wait, budget) {
+  if (failure || !(await insideLich($))) return null
+  if (!wait) {
+    // A redraw (or a prompt) never waits on a host; with workers counted and none running it starts one.
+    if (!host && counting()) start($, [])
+    return host && host.conn ? host : null
+  }
   const h = host || start($, [])
   if (h.conn) return h
+  // The hook's budget runs on while it waits here: give up in time for the native call to run with a toast.
+  const left = budget && typeof budget.remainingMs === 'number' ? budget.remainingMs - BUDGET_MARGIN_MS : READY_LIMIT_MS
   let timer
   const limit = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(null), READY_LIMIT_MS)
+    timer = setTimeout(() => resolve(null), Math.max(0, Math.min(READY_LIMIT_MS, left)))
   })
   try {
-    return await Promise.race([h.ready, limit])
+    const got = await Promise.race([h.ready, limit])
+    if (!got && !failure) warnOnce($, 'bridge.slow', {})
+    return got
   } finally {
     clearTimeout(timer)
   }
@@ -184,7 +215,7 @@ async function step($, h, request) {
 
 async function dispatch($, hook, e, next) {
   const asked = performance.now()
-  const h = await ready($, next.event !== 'ui.render')
+  const h = await ready($, next.event !== 'ui.render' && next.event !== 'prompt.submit', next.budget)
   if (!h) return next(e)
   const id = `${++serial}`
   const since = performance.now()
@@ -239,13 +270,17 @@ async function dispatch($, hook, e, next) {
 
 export function register(on) {
   on('session.start', async ($, e, next) => {
-    const result = await next(e)
-    if (host) stop(host) // raised again in this copy of the module: a fresh host, the state kept
-    start($, [{ event: 'session.start', e, result }])
-    return result
+    // The host starts before core's own step, so that Python's start-up overlaps the session's: the first
+    // Agent call then seldom waits for it. Core only echoes the cwd (a hook's value changes nothing).
+    if (await insideLich($)) {
+      if (host) stop(host) // raised again in this copy of the module: a fresh host, the state kept
+      start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
+    } // outside lich: no host, every call stays Claude Code's own
+    return next(e)
   })
   on("tool.call", { "tool": "Agent" }, ($, e, next) => dispatch($, 1, e, next))
   on("tool.call", { "tool": "TaskStop" }, ($, e, next) => dispatch($, 2, e, next))
   on("agent.spawn", ($, e, next) => dispatch($, 3, e, next))
   on("ui.render", { "component": "SessionMode" }, ($, e, next) => dispatch($, 4, e, next))
+  on("prompt.submit", ($, e, next) => dispatch($, 5, e, next))
 }

@@ -27,6 +27,11 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "mode": ("mode",),  # the session's permission mode was switched (Shift+Tab)
     "report": ("text",),  # a line of the engine's report: a hook skipped, a hook overran
     "check": ("count", "footer"),  # a check step read the mod's state (no footer drawn)
+    "resume": ("how",),  # the session went on in a new Claude Code process (continue / resume)
+    "notification": ("task", "status", "text"),  # Claude Code's own report of a background agent
+    "prompt": ("text", "notifications", "context"),  # the person's prompt, what the model reads with it
+    "host.dies": (),  # the plugin's session host died
+    "host.start": (),  # ...and another started from the kept state
 }
 
 

@@ -109,6 +109,7 @@ def test_register_asks_for_the_measured_hooks() -> None:
         "tool.call": [{"tool": "Agent"}, {"tool": "TaskStop"}],
         "agent.spawn": [None],
         "ui.render": [{"component": "SessionMode"}],
+        "prompt.submit": [None],
     }
 
 

@@ -15,6 +15,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ class FakeModule:
         self._reader.start()
         self.hello = self.wait_line(lambda m: "hello" in m or "fatal" in m)
         self.serial = 0
+        self.stderr: bytes | None = None
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -80,7 +82,9 @@ class FakeModule:
         return states[-1] if states else None
 
     def post(self, body: Any, token: str | None = None, path: str = "/step") -> tuple[int, Any]:
-        data = json.dumps(body).encode()
+        return self.post_raw(json.dumps(body).encode(), token, path)
+
+    def post_raw(self, data: bytes, token: str | None = None, path: str = "/step") -> tuple[int, Any]:
         head = (
             f"POST {path} HTTP/1.1\r\nhost: agent-cards.invalid\r\ncontent-type: application/json\r\n"
             f"authorization: Bearer {self.hello['token'] if token is None else token}\r\n"
@@ -123,6 +127,8 @@ class FakeModule:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            self.stderr = self.proc.stderr.read()
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
@@ -282,7 +288,7 @@ def test_state_survives_a_new_host_and_task_stop_closes_the_worker(
                            lambda e: pytest.fail("a worker's TaskStop never reaches Claude Code"))
     assert stop["value"]["result"]["task_id"] == WORKER
     assert stop["value"]["result"]["task_type"] == "local_agent"
-    assert lich.calls()[-1] == ["close", WORKER]
+    assert ["close", WORKER] in lich.calls()  # beside the new host's first read of lich
     second.wait_line(lambda m: m.get("state", {}).get("workers") == [])
 
 
@@ -449,3 +455,162 @@ def test_a_command_past_its_timeout_is_ended_with_its_whole_process_group(tmp_pa
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not alive(child)
+
+
+# -- the state kept per Claude Code session, across processes ------------------------------------------------
+
+PROMPT = HOOKS["prompt.submit"]
+
+
+def kept_env(tmp_path: Path, claude_pid: int) -> dict[str, str]:
+    """What the engine's hookEnv gives every host of one session: its data folder, its id, the CLI's pid."""
+    return {"CLAUDE_PLUGIN_DATA": str(tmp_path / "data"), "CLAUDE_CODE_SESSION_ID": "1836434f-7e3f",
+            "CLAUDE_PID": str(claude_pid)}
+
+
+def test_a_continued_session_counts_its_worker_again_and_tells_the_model(
+    modules: list[FakeModule], lich: LoggedLich, tmp_path: Path
+) -> None:
+    """``claude --continue``: a new Claude Code process, a fresh module that hands over no state. The host reads
+    the session's kept file, counts the worker lich still lists, and the next prompt carries the mod's line."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        first = start(modules, lich, extra=kept_env(tmp_path, sleeper.pid))  # the first process of the session
+        take(first, agent_e())
+        first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
+        first.close()
+    finally:
+        sleeper.communicate(b"")
+    kept = json.loads((tmp_path / "data" / "session-hosts" / "sessions" / "1836434f-7e3f.json").read_text())
+    assert [w["name"] for w in kept["workers"]] == [WORKER] and kept["owner"] == str(sleeper.pid)
+    second = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))  # this process continues the session
+    second.wait_line(lambda m: m.get("state", {}).get("reported_lost") == [WORKER])
+    assert ["sessions", "--json"] in second_calls(lich, 2)  # read at once: the worker is still listed
+    footer = second.dispatch(FOOTER, {"component": "SessionMode", "props": {"modes": []}},
+                             lambda e: {"drawn": e["props"]["modes"]}, "ui.render")
+    assert footer["value"] == {"drawn": [person_text("footer.workers.one")]}
+    prompt = second.dispatch(PROMPT, {"text": "go on", "origin": {"kind": "composer"}, "wait": False},
+                             lambda e: {"text": e["text"], "context": e.get("context")}, "prompt.submit")
+    assert prompt["value"]["context"] == [agent_text("en", "resume.still_running", label="Session 2", name=WORKER)]
+    again = second.dispatch(PROMPT, {"text": "and then", "origin": {"kind": "composer"}, "wait": False},
+                            lambda e: {"text": e["text"], "context": e.get("context")}, "prompt.submit")
+    assert again["value"]["context"] is None  # told once
+    stop = second.dispatch(STOP, {"tool": "TaskStop", "tool_use_id": "t2", "task_id": WORKER},
+                           lambda e: pytest.fail("a kept worker's TaskStop never reaches Claude Code"))
+    assert stop["value"]["result"]["task_id"] == WORKER
+    assert lich.calls()[-1] == ["close", WORKER]
+    second.wait_line(lambda m: m.get("state", {}).get("workers") == [])
+
+
+def second_calls(lich: LoggedLich, count: int) -> list[list[str]]:
+    """lich's calls once there are ``count`` of them (the host's first read runs on its own)."""
+    deadline = time.monotonic() + 20
+    while len(calls := lich.calls()) < count:
+        assert time.monotonic() < deadline, calls
+        time.sleep(0.05)
+    return calls
+
+
+def test_a_reload_keeps_the_count_and_tells_the_model_nothing(
+    modules: list[FakeModule], lich: LoggedLich, tmp_path: Path
+) -> None:
+    """A reload (or a host started again) in the same Claude Code: the kept file gives the count back, and
+    Claude Code, whose record of the worker lives on, reports nothing failed, so neither does the mod."""
+    first = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))
+    take(first, agent_e())
+    first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
+    first.proc.kill()
+    first.proc.wait()
+    second = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))  # a fresh module: no state handed over
+    second.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
+    assert second.state.get("reported_lost") is None
+    prompt = second.dispatch(PROMPT, {"text": "go on", "origin": {"kind": "composer"}, "wait": False},
+                             lambda e: {"text": e["text"], "context": e.get("context")}, "prompt.submit")
+    assert prompt["value"]["context"] is None
+
+
+def test_a_kept_worker_lich_no_longer_lists_is_dropped_at_once(
+    modules: list[FakeModule], lich: LoggedLich, tmp_path: Path
+) -> None:
+    lich.restart(LichScript(checkout="/x", default_open=OpenScript(report=ReportScript(after_ms=0, text="Done."))))
+    first = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))
+    take(first, agent_e())
+    first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
+    first.proc.kill()
+    first.proc.wait()
+    began = time.monotonic()
+    second = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))
+    second.wait_line(lambda m: m.get("state", {}).get("workers") == [])
+    assert time.monotonic() - began < 5  # the first read runs at start, not a poll's period later
+
+
+def test_a_non_interactive_start_is_not_taken_for_the_kept_interactive_flag(
+    modules: list[FakeModule], lich: LoggedLich, tmp_path: Path
+) -> None:
+    """``claude -p --continue`` of an interactive session: the kept flag says interactive, this start does not."""
+    first = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))
+    first.wait_line(lambda m: m.get("state", {}).get("interactive") is True)
+    first.close()
+    e = {"cwd": ".", "surface": None, "isInteractive": False}
+    second = start(modules, lich, {"events": [{"event": "session.start", "e": e, "result": {"cwd": "."}}]},
+                   extra=kept_env(tmp_path, os.getpid()))
+    answer = second.dispatch(AGENT, agent_e(), lambda e: {"result": "native"})
+    assert answer["value"] == {"result": "native"}  # left to Claude Code: not interactive
+    assert lich.calls() == []
+
+
+# -- the host's own faults -----------------------------------------------------------------------------------
+
+
+def test_a_host_whose_parent_died_before_its_hello_exits(lich: LoggedLich, tmp_path: Path) -> None:
+    """The parent starts the host and dies before the host has read its boot object: the host never serves."""
+    launcher = (
+        "import subprocess, sys, os\n"
+        "p = subprocess.Popen([sys.executable, '-I', '-S', '-c', sys.argv[1]], stdin=0, stdout=1, stderr=2)\n"
+        "print(p.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "CLAUDE_PLUGIN_ROOT": str(ROOT), **lich_env(lich)}
+    read, write = os.pipe()
+    parent = subprocess.Popen([sys.executable, "-c", launcher, bridge.BOOT], stdin=read, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env={**env, "CLAUDE_PID": "0"})
+    os.close(read)
+    assert parent.stdout is not None
+    host_pid = int(parent.stdout.readline())
+    parent.wait()  # gone (and reaped) before the host reads its boot object
+    os.write(write, json.dumps({"env": lich_env(lich), "events": START}).encode())
+    os.close(write)
+    rest = parent.stdout.read()  # the host's stdout: ends when the host exits
+    parent.stdout.close()
+    assert b"hello" not in rest
+    deadline = time.monotonic() + 10  # its stdout closed as it exits: wait for the exit itself to end
+    while lifetime.alive(host_pid):
+        assert time.monotonic() < deadline, "the host still runs with its parent gone"
+        time.sleep(0.02)
+    assert parent.stderr is not None and b"Traceback" not in parent.stderr.read()
+    parent.stderr.close()
+
+
+def test_a_runtime_folder_that_takes_no_folder_gives_way_to_the_temp_folder(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    folder = lifetime.make_folder(str(blocked))
+    try:
+        assert Path(folder).parent == Path(tempfile.gettempdir())
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_malformed_request_gets_an_error_answer(modules: list[FakeModule], lich: LoggedLich) -> None:
+    module = start(modules, lich)
+    status, answer = module.post_raw(b"[" * 100_000 + b"]" * 100_000)
+    assert status == 400 and "error" in answer
+    status, answer = module.post({"op": "event", "id": "1", "hook": AGENT, "e": agent_e(), "cancel": 5})
+    assert status == 400 and "malformed" in answer["error"]
+    status, answer = module.post({"op": "poll", "id": ["x"]})
+    assert status == 200 and answer["kind"] == "failed"
+    footer = module.dispatch(FOOTER, {"component": "SessionMode", "props": {"modes": []}}, lambda e: e, "ui.render")
+    assert footer["kind"] == "done"  # still serving
+    module.close()
+    assert module.proc.stderr is None or b"Traceback" not in (module.stderr or b"")

@@ -22,7 +22,9 @@ MIN_PYTHON = (3, 11)
 
 # The module's own limits (milliseconds), written into the generated JavaScript.
 STEP_LIMIT_MS = 5_000  # no answer to one fetch within this: the host hangs (the engine's own limit is 30 s)
-READY_LIMIT_MS = 10_000  # a host that has not said hello by then did not start
+READY_LIMIT_MS = 8_000  # a host that has not said hello by then did not start (within the hook's 10 s budget)
+BUDGET_MARGIN_MS = 2_000  # what the wait for a hello leaves of the hook's budget, for the toast and next(e)
+RESTART_MS = 5_000  # a host that died with workers counted is started again after this (the poll's period)
 BUSY_LIMIT_MS = 150_000  # a dispatch pending this long: given up (the longest command the mod runs is 120 s)
 
 # Run by the module with ``python -I -S -c BOOT``: valid in any Python, so that an old one says how old it is.
@@ -99,6 +101,8 @@ def js_module() -> str:
         "@STEP_LIMIT_MS@": str(STEP_LIMIT_MS),
         "@READY_LIMIT_MS@": str(READY_LIMIT_MS),
         "@BUSY_LIMIT_MS@": str(BUSY_LIMIT_MS),
+        "@BUDGET_MARGIN_MS@": str(BUDGET_MARGIN_MS),
+        "@RESTART_MS@": str(RESTART_MS),
     }
     for key, value in values.items():
         template = template.replace(key, value)

@@ -33,11 +33,30 @@ def runtime_root(env: Mapping[str, str]) -> str:
 
 
 def make_folder(root: str) -> str:
-    """A fresh folder of mode 0700 named after this process; stale ones of dead hosts are removed first."""
-    prune(root)
-    folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=root)
-    os.chmod(folder, 0o700)
-    return folder
+    """A fresh folder of mode 0700 named after this process; stale ones of dead hosts are removed first. A root
+    that takes no folder (full, read-only) gives way to the temp folder, so the session keeps its host."""
+    fallback = tempfile.gettempdir()
+    for where in dict.fromkeys((root, fallback)):
+        prune(where)
+        try:
+            folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=where)
+        except OSError as error:
+            if where == fallback:
+                raise
+            log(f"no private folder in {where} ({error.strerror or error}); using {fallback}")
+            continue
+        os.chmod(folder, 0o700)
+        return folder
+    raise OSError(f"no private folder in {root}")  # not reached: the fallback raised
+
+
+def parent_is_gone(parent: int, env: Mapping[str, str]) -> bool:
+    """Whether the Claude Code this host was started by is already gone: its parent no longer runs (or this
+    host was adopted by init), or the Claude Code the engine named (``CLAUDE_PID``) no longer runs."""
+    named = env.get("CLAUDE_PID") or ""
+    if named.isdigit() and not alive(int(named)):
+        return True
+    return parent <= 1 or not alive(parent)
 
 
 def prune(root: str) -> None:

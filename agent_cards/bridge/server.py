@@ -3,8 +3,8 @@
 Each request carries one JSON object and ``authorization: Bearer <token>`` (the token of the hello); the
 token is checked on every request before its body is parsed, so that no other process of the same user
 can drive the mod. A connection may carry several requests, until ``connection: close``. Answers are JSON:
-200 with the step's answer, 400 (not JSON, not an object), 403 (a wrong token), 404 (another method or
-path), 413 (a body over :data:`MAX_BODY`).
+200 with the step's answer, 400 (not JSON, not an object, nested too deep, a field of the wrong type),
+403 (a wrong token), 404 (another method or path), 413 (a body over :data:`MAX_BODY`).
 """
 
 from __future__ import annotations
@@ -43,8 +43,12 @@ class StepServer:
                         break
                     name, _, value = raw.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
-                length = int(headers.get("content-length") or 0)
-                if length < 0 or length > MAX_BODY:
+                given = headers.get("content-length") or "0"
+                if not given.isdigit():
+                    await self._reply(writer, 400, {"error": "a content-length that is not a number"})
+                    return
+                length = int(given)
+                if length > MAX_BODY:
                     await self._reply(writer, 413, {"error": "too large"})
                     return
                 body = await reader.readexactly(length) if length else b""
@@ -66,15 +70,22 @@ class StepServer:
             return 404, {"error": "not found"}
         try:
             request = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             return 400, {"error": "not JSON"}
         if not isinstance(request, dict):
             return 400, {"error": "not an object"}
-        return 200, await self._step(request)
+        try:
+            return 200, await self._step(request)
+        except Exception as error:  # a field of the wrong type: an answer saying so, never a dropped connection
+            return 400, {"error": f"a malformed request ({type(error).__name__}: {error})"[:300]}
 
     @staticmethod
     async def _reply(writer: asyncio.StreamWriter, status: int, payload: Any) -> None:
-        data = json.dumps(payload, separators=(",", ":")).encode()
+        try:
+            data = json.dumps(payload, separators=(",", ":")).encode()
+        except (TypeError, ValueError, RecursionError):  # an answer echoing a value nested past what JSON writes
+            status, data = 400, b'{"error":"an answer that cannot be written as JSON"}'
+
         head = (
             f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(data)}\r\n\r\n"

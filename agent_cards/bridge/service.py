@@ -17,7 +17,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent_cards.bridge.lifetime import cleanup, make_folder, parent_gone, remove_at_exit, runtime_root, write_stdout
+from agent_cards.bridge.lifetime import (
+    cleanup,
+    make_folder,
+    parent_gone,
+    parent_is_gone,
+    remove_at_exit,
+    runtime_root,
+    write_stdout,
+)
 from agent_cards.bridge.server import StepServer
 from agent_cards.bridge.session import UNSURE, BridgeSession
 from agent_cards.engine import error_reason
@@ -54,11 +62,21 @@ def _tool(args: list[str]) -> int:
     return 0 if same else 1
 
 
-async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = write_stdout) -> None:
-    """Listen, say hello, serve until the parent goes (or a signal ends it), then remove the folder."""
+async def serve(
+    boot: Mapping[str, Any], write: Callable[[str], None] = write_stdout, parent: int | None = None
+) -> None:
+    """Listen, say hello, serve until the parent goes (or a signal ends it), then remove the folder.
+
+    ``parent`` is the Claude Code this host serves, read before anything else: one that is gone by then (or
+    goes before the hello) ends the host instead of leaving it to serve nobody."""
+    parent = os.getppid() if parent is None else parent
+    if parent_is_gone(parent, os.environ):
+        return
     given = boot.get("env")
     env: Mapping[str, Any] = given if isinstance(given, dict) else {}
-    session = BridgeSession(env, boot.get("state"), write)
+    events = boot.get("events")
+    boot_events = [item for item in events if isinstance(item, dict)] if isinstance(events, list) else []
+    session = BridgeSession(env, boot.get("state"), write, boot_events)
     folder = make_folder(runtime_root(os.environ))
     remove_at_exit(folder)
     path = os.path.join(folder, "s")
@@ -83,10 +101,8 @@ async def serve(boot: Mapping[str, Any], write: Callable[[str], None] = write_st
         "hello": 1, "socket": path, "token": token, "python": sys.executable,
         "version": list(sys.version_info[:3]), "pid": os.getpid(), "texts": {UNSURE: unsure},
     })
-    events = boot.get("events")
-    session.boot_events(events if isinstance(events, list) else [])
+    session.boot_events(boot_events)
     session.resume()
-    parent = os.getppid()
 
     async def watch_parent() -> None:
         await parent_gone(parent)
@@ -111,12 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args:
         return _tool(args)
+    parent = os.getppid()  # first: a parent that dies while this host starts is still seen to be gone
     try:
         raw = sys.stdin.read() if sys.stdin is not None else ""
         boot = json.loads(raw) if raw.strip() else {}
         if not isinstance(boot, dict):
             boot = {}
-        asyncio.run(serve(boot))
+        asyncio.run(serve(boot, parent=parent))
     except Exception as error:
         with contextlib.suppress(OSError, ValueError):
             write_stdout(json.dumps({"fatal": error_reason(error)}) + "\n")

@@ -24,10 +24,11 @@ from agent_cards.bridge.dispatch import BridgeDispatch, DispatchCancelled
 from agent_cards.bridge.host import BridgeClock, BridgeEnv, BridgeHost, BridgeNext
 from agent_cards.bridge.journal import MOD_NAMES, JournaledHost, open_journal
 from agent_cards.bridge.lifetime import exit_now, log
-from agent_cards.engine import Event, HookResult, Origin, Timer, error_reason
+from agent_cards.engine import Event, HookResult, Origin, StateStore, Timer, error_reason
+from agent_cards.filestore import FileStore
 from agent_cards.host_contract import matches
 from agent_cards.record import Value
-from agent_cards.state import MemoryStore, ModState
+from agent_cards.state import MemoryStore, ModState, restore
 
 if TYPE_CHECKING:
     from agent_cards.mod import AgentCards
@@ -61,17 +62,42 @@ def registrations(store: Any = None) -> tuple[list[RegisteredHook], AgentCards]:
     return found, mod
 
 
-class BridgeStore(MemoryStore):
-    """The mod's state, each change told to the module (which hands it to a host it starts again)."""
+#: Where the session hosts keep each session's state, under the plugin's data folder (the command hook keeps
+#: its own under ``sessions/`` there: the two never share a file).
+KEPT_FOLDER = "session-hosts"
 
-    def __init__(self, state: ModState, told: Callable[[ModState], None]) -> None:
+
+def kept_file(env: Mapping[str, str]) -> str | None:
+    """The file that keeps this Claude Code session's state across processes, or None where the engine gives no
+    data folder or no session id (the state then lives only as long as the module's memory)."""
+    from agent_cards.filestore import session_file
+
+    data, session = env.get("CLAUDE_PLUGIN_DATA"), env.get("CLAUDE_CODE_SESSION_ID")
+    if not data or not session:
+        return None
+    return session_file(os.path.join(data, KEPT_FOLDER), session)
+
+
+class BridgeStore(MemoryStore):
+    """The mod's state, each change told to the module (which hands it to a host it starts again) and written to
+    the session's kept file, when there is one, before anything else happens: a host killed right after a
+    change loses nothing, and one started in its place (after a crash, a reload, ``claude --continue``) reads
+    it back."""
+
+    def __init__(self, state: ModState, told: Callable[[ModState], None], kept: StateStore | None = None) -> None:
         super().__init__(state)
         self._told = told
+        self.kept = kept
 
     def update(self, change: Callable[[ModState], ModState]) -> ModState:
         before = self.get()
         after = super().update(change)
         if after != before:
+            if self.kept is not None:
+                try:
+                    self.kept.update(lambda _: after)
+                except OSError as error:  # a full or read-only data folder: the memory and the module still hold it
+                    log(f"the state could not be kept in a file: {error_reason(error)}")
             self._told(after)
         return after
 
@@ -79,11 +105,23 @@ class BridgeStore(MemoryStore):
 class BridgeSession:
     """The mod for one Claude Code session, served over the socket."""
 
-    def __init__(self, env: Mapping[str, Any], state: object, write: Callable[[str], None]) -> None:
+    def __init__(self, env: Mapping[str, Any], state: object, write: Callable[[str], None],
+                 events: Sequence[Mapping[str, Any]] = (), machine: Mapping[str, str] | None = None) -> None:
         self._write = write
         self.env = BridgeEnv(env)
         self.clock = BridgeClock(self.later)
-        self.store = BridgeStore(ModState.from_json(state), self.told)
+        machine = os.environ if machine is None else machine
+        path = kept_file(machine)
+        store = None if path is None else FileStore(path, report=log, expect_file=False)
+        start = next((item.get("e") for item in events if isinstance(item, Mapping)
+                      and item.get("event") == "session.start" and isinstance(item.get("e"), dict)), None)
+        first = restore(state, store, machine.get("CLAUDE_PID") or "", start, log)
+        self.store = BridgeStore(first, self.told, store)
+        if store is not None:  # the file says who keeps it now, and what the model is still to be told
+            with contextlib.suppress(OSError):
+                store.update(lambda _: first)
+        if first != ModState.from_json(state):  # the module learns what this host starts from
+            self.emit({"state": first.to_json()})
         self.hooks, self.mod = registrations(self.store)
         self.journal = open_journal(self.env, state, sorted({*self.env.values, *MOD_NAMES}))
         self.dispatches: dict[str, BridgeDispatch] = {}

@@ -46,6 +46,7 @@ from agent_cards.engine import (
 )
 from agent_cards.host_contract import host_check
 from agent_cards.record import Record, Value, field
+from agent_cards.state import MemoryStore, ModState, restore
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.chain import AbortSignal, Chain, Invocation
@@ -76,6 +77,9 @@ class Session(Value):
     git_repo: bool = True  # the project is a git repository (an isolated agent needs one for its worktree)
     #: The permission mode the session starts in (Shift+Tab switches it: ``FakeClaudeCode.switch_mode``).
     permission_mode: str = "default"
+    #: The plugin has a data folder and the session's id (2.1.328 gives both: ``CLAUDE_PLUGIN_DATA``,
+    #: ``CLAUDE_CODE_SESSION_ID``), so its session host keeps the mod's state across modules and processes.
+    keeps_state: bool = True
 
 
 class _Env:
@@ -185,6 +189,29 @@ class _Books(Record):
     refs: int = 0  # the last ``requestId`` / ``ref`` handed out
     workflow_steps: int = 0  # workflow agents spawned: a step's index is its number
     native_tasks: dict[str, str] = field(default_factory=dict)  # its own background agents: id -> description
+    #: Every Agent call this process answered ``async_launched`` (a lich worker too: 2.1.328 shows it as
+    #: "Backgrounded agent" with no panel behind it), by agentId: the record a new process reports failed.
+    launched: dict[str, str] = field(default_factory=dict)
+    told: list[str] = field(default_factory=list)  # notifications the model reads with its next prompt
+    process: int = 1  # the Claude Code process the session runs in: a continue or a resume starts the next
+
+
+RESTART_MS = 5_000  # the plugin's module starts a session host again this long after one died with workers
+
+
+class KeptStore(MemoryStore):
+    """The mod's state as the plugin keeps it for the session (a file under the plugin's data folder): every
+    change is written through, so a fresh module (a reload, a session host started again, the session
+    continued in a new process) starts from it."""
+
+    def __init__(self, state: ModState, kept: MemoryStore) -> None:
+        super().__init__(state)
+        self._kept = kept
+
+    def update(self, change: Callable[[ModState], ModState]) -> ModState:
+        after = super().update(change)
+        self._kept.update(lambda _: after)
+        return after
 
 
 class FakeClaudeCode:
@@ -220,6 +247,8 @@ class FakeClaudeCode:
         self._permission_mode = session.permission_mode  # what agent.spawn carries as permissionMode
         self._background = _Background()
         self._books = _Books()
+        self._kept = MemoryStore()  # the session's state as the plugin keeps it across modules and processes
+        self._dead = False  # the session host died: the next event that needs it starts another
         self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
         self.load_mod()
 
@@ -291,23 +320,119 @@ class FakeClaudeCode:
 
     # -- the module: load, reload --------------------------------------------------------------------
 
-    def load_mod(self) -> None:
+    def load_mod(self, start: Mapping[str, Any] | None = None, fresh_module: bool = True) -> None:
+        """A fresh mod. The plugin's own (``agent_cards.register``) starts from the state its session keeps,
+        as its session host does; a test's module keeps nothing. Without a data folder only the module's
+        memory keeps it: a session host started again in the same module (``fresh_module`` false) is handed
+        it, a fresh module starts from nothing."""
         self._generation += 1
-        self._mod = self._register(self.registry.on_for(MOD_PLUGIN, "user"))
+        on = self.registry.on_for(MOD_PLUGIN, "user")
+        if self._register is not agent_cards.register:
+            self._mod = self._register(on)
+            return
+        if not self.session.keeps_state and fresh_module:
+            self._kept = MemoryStore()
+        state = restore(None, self._kept, str(self._books.process), start, self._report)
+        self._kept.update(lambda _: state)
+        self._mod = self._register(on, KeptStore(state, self._kept))
 
-    async def reload(self) -> None:
-        """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
-        raised again for the reloaded module alone (2.1.328), once a session has started."""
+    def _resume_mod(self) -> None:
+        """What a session host does once up: the mod re-arms what lived only in memory (its read of lich)."""
+        resume = getattr(self._mod, "resume", None)
+        if resume is not None:
+            resume(BoundHost(self, None, self._generation))
+
+    def _stop_module(self) -> None:
+        """The module's timers stop and its hooks leave the chain."""
         timers = self._background.timers
         for timer in [t for t in timers if t.generation == self._generation]:
             timer.cancel()
             timers.discard(timer)
         self.registry.drop_plugin(MOD_PLUGIN)
+        self._generation += 1
+
+    def host_dies(self) -> None:
+        """The plugin's session host dies between events: the mod's memory is gone; what it kept is not. The
+        next event that needs it starts another, and with workers counted the module does after 5 s."""
+        self.transcript.record("host.dies")
+        self._stop_module()
+        self._mod = None
+        self._dead = True
+        if self._kept.get().workers:
+            self.loop.call_later(RESTART_MS / 1000, self._revive)
+
+    def _revive(self) -> None:
+        if not self._dead:
+            return
+        self._dead = False
+        self.transcript.record("host.start")
+        self.load_mod(fresh_module=False)
+        self._resume_mod()
+        self.schedule_footer()
+
+    async def continue_session(self, how: str) -> None:
+        """``/exit``, then ``claude --continue`` (or ``--resume``) in a new process (2.1.328): whatever ran in
+        the old one is gone; Claude Code reports each agent it had launched there as failed with the next
+        prompt; the module is loaded fresh and ``session.start`` raised for every module."""
+        background = self._background
+        for timer in background.timers:
+            timer.cancel()
+        background.timers.clear()
+        pending = [*background.tasks, *self.chain.lingering]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        self.registry.drop_plugin(MOD_PLUGIN)
+        self._dead = False
+        books = self._books
+        lost, books.launched = books.launched, {}
+        books.native_tasks.clear()
+        books.process += 1
+        self.transcript.record("resume", how=how)
+        interactive = self._interactive is not False
+        self._interactive = interactive
+        self.load_mod({"isInteractive": interactive})
+        for task_id, description in lost.items():
+            text = results.lost_at_resume(task_id, description)
+            books.told.append(text)
+            self.transcript.record("notification", task=task_id, status="failed", text=text)
+        await self._raise_session_start(interactive, None)
+        self._resume_mod()
+        self.schedule_footer()
+
+    async def prompt(self, text: str) -> None:
+        """The person types a prompt: ``prompt.submit`` down the hooks; the model reads it with what the hooks
+        put beside it, after the notifications that waited for a prompt."""
+        self._revive()
+        told, self._books.told = self._books.told, []
+        e: Event = {"text": text, "origin": {"kind": "composer"}, "wait": False}
+
+        async def core(e: Event) -> HookResult:
+            entered: HookResult = {"text": e.get("text"), "origin": e.get("origin")}
+            if e.get("context"):
+                entered["context"] = e["context"]
+            return entered
+
+        entered = await self.chain.dispatch("prompt.submit", e, core, ENGINE, self._turn)
+        self.transcript.record("prompt", text=text, notifications=told, context=list(entered.get("context") or []))
+
+    async def reload(self) -> None:
+        """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
+        raised again for the reloaded module alone (2.1.328), once a session has started. The plugin's module
+        starts a fresh session host, which reads the state its session keeps."""
+        self._stop_module()
+        self._dead = False
         self.transcript.record("reload")
-        self.load_mod()
+        if self.session.keeps_state and self._kept.get().workers:
+            # The engine redraws at once, before the fresh module's session host has said hello: a redraw
+            # never waits for one, so the lich line is gone until the host reads the kept count back.
+            await self.render_footer()
+        started = self._interactive is not None
+        self.load_mod({"isInteractive": self._interactive} if started else None)
         self.schedule_footer()  # the footer is drawn again by the fresh module
-        if self._interactive is not None:
-            await self._raise_session_start(self._interactive, MOD_PLUGIN)
+        if started:
+            await self._raise_session_start(bool(self._interactive), MOD_PLUGIN)
+        self._resume_mod()
 
     # -- events the scenario raises ------------------------------------------------------------------
 
@@ -348,6 +473,7 @@ class FakeClaudeCode:
         permission: PermissionVerdict | None = None,
     ) -> dict[str, Any]:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
+        self._revive()
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
         if tool == "Agent":
             invalid = results.input_problem(tool, tool_input)
@@ -371,7 +497,11 @@ class FakeClaudeCode:
         if not dispatch.done():  # Esc: the engine answers now; the hooks go on, and what they return is dropped
             self.spawn(dispatch)
             return self.transcript.record("answer", call=call_id, error=results.USER_REJECTED)
-        return self.transcript.record("answer", call=call_id, **_answer_fields(dispatch.result()))
+        answer = dispatch.result()
+        launched = answer.get("result")
+        if tool == "Agent" and isinstance(launched, dict) and launched.get("status") == "async_launched":
+            self._books.launched[str(launched.get("agentId"))] = str(tool_input.get("description") or "")
+        return self.transcript.record("answer", call=call_id, **_answer_fields(answer))
 
     async def workflow_step(self, description: str, prompt: str) -> None:
         """A workflow step spawns its agent directly: no Agent tool call, so no tool.call hook runs.
@@ -389,6 +519,7 @@ class FakeClaudeCode:
         self.schedule_footer()
 
     async def render_footer(self) -> None:
+        self._revive()  # a redraw starts a session host that died
         e: Event = {
             "surface": "terminal",
             "component": "SessionMode",
@@ -536,6 +667,7 @@ class FakeClaudeCode:
         if not task_id:
             return results.error("<tool_use_error>Missing required parameter: task_id</tool_use_error>")
         description = self._books.native_tasks.pop(task_id, None)
+        self._books.launched.pop(task_id, None)
         if description is None:
             return {"result": results.no_task(task_id), "text": results.no_task(task_id), "isError": True}
         return {"ref": self._ref(), "result": results.task_stopped(task_id, description), "text": "stopped"}

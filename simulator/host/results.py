@@ -123,3 +123,16 @@ def task_stopped(task_id: str, description: str) -> dict[str, Any]:
 
 def no_task(task_id: str) -> str:
     return f"<tool_use_error>No task found with ID: {task_id}</tool_use_error>"
+
+
+def lost_at_resume(task_id: str, description: str) -> str:
+    """What the model reads, with its next prompt, of a background agent Claude Code launched in the process
+    before (``claude --continue``, ``--resume``): it failed, its in-process state lost (2.1.328, word for word
+    but the reminder's framing)."""
+    return (
+        f"<task-notification>\n<task-id>{task_id}</task-id>\n<status>failed</status>\n"
+        f'<summary>Background agent "{description}" didn\'t finish before the previous session ended</summary>\n'
+        "<note>It was running when the previous Claude Code process exited and did not complete. Its in-process "
+        "state was lost. Check its worktree/output for partial work before assuming the task landed.</note>\n"
+        "</task-notification>"
+    )

@@ -95,6 +95,22 @@ EVENTS: dict[str, EventKind] = {
     "mode": EventKind("The session's permission mode was switched (a `mode` step: Shift+Tab).", {
         "mode": "The mode switched to: `default`, `acceptEdits`, `plan`, …",
     }),
+    "resume": EventKind("`/exit`, then the session went on in a new Claude Code process.", {
+        "how": "`continue` (`claude --continue`) or `resume` (`claude --resume`).",
+    }),
+    "notification": EventKind("Claude Code's own report of a background agent, which the model reads with its next "
+                              "prompt (after a continue: each agent it launched before, failed).", {
+        "task": "The agent's id (a worker's roster name for one the mod answered).",
+        "status": "`failed`.",
+        "text": "The `<task-notification>` the model reads.",
+    }),
+    "prompt": EventKind("The person typed a prompt; `prompt.submit` ran down the hooks.", {
+        "text": "The prompt as typed.",
+        "notifications": "The notifications the model reads with it (texts).",
+        "context": "What the hooks put beside it for the model (texts; empty when none).",
+    }),
+    "host.dies": EventKind("The plugin's session host died (the mod's memory and timers with it).", {}),
+    "host.start": EventKind("Another session host started, from the state the session keeps.", {}),
     "report": EventKind("A line of the engine's own report: a hook it skipped, a hook that overran, a timer that "
                         "failed.", {"text": "The report's text."}),
 }

@@ -93,6 +93,16 @@ def lines_of(event: dict[str, Any]) -> list[str]:
         return [f"Person->>CC: {text(f'{at} Shift+Tab: {mode} mode')}"]
     if kind == "reload":
         return [f"CC->>Mod: {text(f'{at} reload (a fresh module)')}"]
+    if kind == "resume":
+        how = str(event.get("how"))
+        return [f"Person->>CC: {text(f'{at} /exit, then claude --{how}')}"]
+    if kind == "notification":
+        task, status = event.get("task"), event.get("status")
+        return [f"CC->>Model: {text(f'{at} {task} {status}')}"]
+    if kind == "prompt":
+        return [f"Person->>Model: {text(f'{at} prompt: {said}')}"]
+    if kind in ("host.dies", "host.start"):
+        return [f"Note over Mod: {text(f'{at} session host: {kind[5:]}')}"]
     if kind == "check":
         count, footer = event.get("count"), event.get("footer")
         return [f"Note over Mod: {text(f'{at} check: counts {count}, footer {footer}')}"]

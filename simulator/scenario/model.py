@@ -42,6 +42,7 @@ class ScenarioSession(Value):
     permission_mode: str = "default"
     modes: tuple[str, ...] = ()
     agent_types: tuple[str, ...] = ()
+    data: bool = True  # the plugin has a data folder and the session id: its state is kept across modules
 
 
 class Step(Protocol):

@@ -133,6 +133,13 @@ def describe(event: dict[str, Any]) -> str:
         return f"permission mode switched to {event.get('mode')} (Shift+Tab)"
     if kind in ("toast", "note", "report", "log"):
         return one_line(str(event.get("text", "")))
+    if kind == "resume":
+        return f"/exit, then claude --{event['how']}: a new Claude Code process"
+    if kind == "notification":
+        return f"{event['task']} {event['status']}: {one_line(str(event['text']))}"
+    if kind == "prompt":
+        told = len(event.get("notifications") or ())
+        return f"{one_line(str(event['text']))}" + (f" (with {told} notification{'s' * (told != 1)})" if told else "")
     return ""
 
 
@@ -144,6 +151,7 @@ def event_lines(event: dict[str, Any]) -> list[str]:
         for item in content if isinstance(content, list) else ():
             if isinstance(item, dict) and isinstance(item.get("text"), str):
                 lines.append(f"{_INDENT}+ content: {one_line(item['text'])}")
+    if event["kind"] in ("answer", "prompt"):
         lines += [f"{_INDENT}+ context: {one_line(str(line))}" for line in event.get("context") or ()]
     return lines
 

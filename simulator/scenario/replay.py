@@ -220,6 +220,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             permission_mode=own.permission_mode,
             agent_types=(*Session(env={}).agent_types, *own.agent_types),
             git_repo=not (own.git.exit and own.git.stderr in ("", NOT_A_REPO)),  # git's "not a git repository"
+            keeps_state=own.data,
         )
         executor = scripted(scenario, make_executor(scenario, world, loop))
         host = FakeClaudeCode(loop, session, executor)

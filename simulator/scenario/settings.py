@@ -310,6 +310,10 @@ SESSION = RecordKind(
               "built-in ones (general-purpose, Explore, Plan, claude-code-guide, statusline-setup).", default=()),
         Field("cwd", TextKind(), "The session's directory (the cwd session.start reports). Default /home/dev/app.",
               default=_DEFAULTS.cwd),
+        Field("data", Bool(), "Whether Claude Code gives the plugin a data folder and the session's id, where its "
+              "session host keeps the mod's state: a reload, a session host that died and a continued session then "
+              "start from it. Default true; false: only the module's memory holds it, and a reload forgets it.",
+              default=True),
     ],
     _session,
     description="The Claude Code session the mod runs in.",

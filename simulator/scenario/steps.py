@@ -462,6 +462,46 @@ class Reload(Value):
         return None
 
 
+@action("continue", _NOTHING, form="`continue`", expected=_NOTHING.expected, bare=True,
+        doc="`/exit`, then `claude --continue`: a new Claude Code process. Whatever ran in the old one stops; the "
+        "module is loaded fresh (its session host reads the state the session keeps) and `session.start` is "
+        "raised; Claude Code reports every agent it had answered `async_launched` as failed (a `notification` "
+        "event; the model reads it with the next `prompt`), as 2.1.328 does.")
+class Continue(Value):
+    async def run(self, play: Play) -> str | None:
+        await play.host.continue_session("continue")
+        return None
+
+
+@action("resume", _NOTHING, form="`resume`", expected=_NOTHING.expected, bare=True,
+        doc="`/exit`, then `claude --resume <session id>`: the same as `continue` (2.1.328 keeps the session id).")
+class Resume(Value):
+    async def run(self, play: Play) -> str | None:
+        await play.host.continue_session("resume")
+        return None
+
+
+@action("host.dies", _NOTHING, form="`host.dies`", expected=_NOTHING.expected, bare=True,
+        doc="The plugin's session host dies between calls: the mod's memory and timers are gone, its kept state "
+        "is not. The next call, prompt or footer redraw starts another (`host.start`), and with workers counted "
+        "the module does 5 s later by itself.")
+class HostDies(Value):
+    async def run(self, play: Play) -> str | None:
+        play.host.host_dies()
+        return None
+
+
+@action("prompt", TextKind("What the person types."), form="`prompt: TEXT`", expected="the prompt's text",
+        doc="The person types a prompt: `prompt.submit` runs down the hooks; a `prompt` event records it with the "
+        "notifications the model reads with it and the context the hooks put beside it.")
+class Prompt(Value):
+    text: str
+
+    async def run(self, play: Play) -> str | None:
+        await play.host.prompt(self.text)
+        return None
+
+
 @action("footer", _NOTHING, form="`footer`", expected=_NOTHING.expected, bare=True,
         doc="Draws the footer now (a `footer` event). The footer is also redrawn by itself whenever the mod asks.")
 class Footer(Value):

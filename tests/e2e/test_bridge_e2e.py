@@ -463,7 +463,10 @@ def test_a_reloaded_module_takes_the_next_call(
         status = tui.exit()
     timings.append(f"interactive: reload, then a call: {time.monotonic() - start:.2f}s")
     assert status == 0
-    assert [c[5] for c in fake_lich.actions()] == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    calls = fake_lich.calls()
+    opens = [c[5] for c in calls if c[0] == "open"]
+    assert opens == ["Fix the auth flow in src/auth.", "Write the docs for src/auth."]
+    assert ["sessions", "--json"] in calls  # the fresh host read the kept count back and asked lich at once
     assert LAUNCHED in text_of(result_for(model, second)["content"])
 
 
@@ -533,3 +536,106 @@ def test_a_call_in_plan_mode_runs_claude_codes_own_agent_and_opens_no_card(
     assert fake_lich.calls() == []
     assert model.subagent_requests  # Claude Code's own agent ran
     assert LAUNCHED in text_of(result_for(model, general)["content"])
+
+
+# -- the mod's state outlives the process that holds it ------------------------------------------------------
+# /exit and claude --continue: the worker is counted again and TaskStop reaches it, and the model reads, beside
+# Claude Code's own failed task-notification, that the lich worker still runs. A killed session host is started
+# again by the module's own timer (the poll), with no other event. Outside lich no host ever starts.
+
+LOST = "didn't finish before the previous session ended"
+STILL = agent_text("en", "resume.still_running", label="Session 2", name=WORKER)
+
+
+def wait_until(what: str, predicate: Callable[[], object], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            raise TimeoutError(what)
+        time.sleep(0.1)
+
+
+def test_continue_keeps_the_worker_counted_and_stoppable(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    stop = ToolUse("TaskStop", {"task_id": WORKER}, text="Stopping that worker.")
+    model = fake_api([general, "Launched.", stop, "Stopped."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        tui.wait_for(re.escape(ONE), 30)
+        tui.wait_idle(30)
+        assert tui.exit() == 0
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(),
+             extra_args=[*DEFAULT, "--continue"]) as tui:
+        tui.wait_for(re.escape(LOST), 30)
+        tui.wait_for(re.escape(ONE), 30)  # counted again: the fresh host read the kept state and lich
+        shown = tui.screen()
+        tui.type("Stop that worker now.")
+        assert model.wait_until(answered(stop), 60), tui.screen()
+        tui.wait_idle(30)
+        wait_until("the footer cleared", lambda: ONE not in tui.screen(), 15)
+        status = tui.exit()
+    timings.append(f"interactive: /exit, --continue, counted and stopped: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert ONE in shown
+    acts = fake_lich.actions()
+    assert acts == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
+    stopped = result_for(model, stop)
+    assert not stopped.get("is_error"), stopped
+    # The request that carried the person's prompt after --continue: Claude Code's failed notification,
+    # then the prompt, then the mod's line beside it.
+    asked = next(q for q in model.main_requests if "Stop that worker now." in str(q.body.get("messages", [])[-1]))
+    last = asked.body["messages"][-1]
+    texts = [b.get("text", "") for b in last["content"] if isinstance(b, dict)]
+    joined = "\n".join(texts)
+    assert "<status>failed</status>" in joined and f"<task-id>{WORKER}</task-id>" in joined
+    assert STILL in joined, joined
+    assert not any(tool_results(q) and "No task found" in text_of(r.get("content"))
+                   for q in model.main_requests for r in tool_results(q))
+
+
+def test_a_killed_host_is_started_again_by_the_poll(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Launched."])
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(), extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        tui.wait_for(re.escape(ONE), 60)
+        tui.wait_idle(30)
+        [first] = wait_hosts(sandbox)
+        reads = sum(c == ["sessions", "--json"] for c in fake_lich.calls())
+        killed = time.monotonic()
+        kill_hosts(sandbox, signal.SIGKILL)
+        wait_until("a new host", lambda: [p for p in hosts(sandbox) if p != first], 30)
+        restarted = time.monotonic() - killed
+        wait_until("the new host's read of lich",
+                   lambda: sum(c == ["sessions", "--json"] for c in fake_lich.calls()) > reads, 30)
+        assert ONE in tui.screen()
+        status = tui.exit()
+    timings.append(f"interactive: a killed host started again {restarted:.1f}s later")
+    assert status == 0
+    assert hosts(sandbox) == []
+
+
+def test_no_host_starts_outside_lich(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, timings: list[str]
+) -> None:
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    model = fake_api([general, "Ran it."], subagent_replies=["Fixed."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        assert model.wait_until(answered(general), 60), tui.screen()
+        seen = hosts(sandbox)
+        tui.wait_idle(30)
+        seen += hosts(sandbox)
+        status = tui.exit()
+    timings.append(f"interactive: outside lich, one native call: {time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert seen == []
+    assert model.subagent_requests  # the native agent ran
+    assert "Async agent launched successfully" in text_of(result_for(model, general)["content"])

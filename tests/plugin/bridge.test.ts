@@ -37,12 +37,12 @@ async function until(done, what) {
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
 // object), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
-function pythonSide(on, answer, start = 'ok') {
+function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }) {
   const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
   const ended = new Promise((resolve) => {
     world.end = resolve
   })
-  mock.env(on, { LICH_BIN: '/bin/lich', LICH_PROMPT_LANG: 'en' })
+  mock.env(on, env)
   on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
   on('process.spawn', async function* ($, e) {
     world.spawns.push(e)
@@ -95,6 +95,16 @@ test('session.start spawns one host with the event on its stdin, and it never wa
   expect(boot.env.LICH_BIN).toBe('/bin/lich')
   expect(boot.state).toBe(null)
   world.end()
+})
+
+test('outside lich (no LICH_SESSION_ID) no host is spawned, and an Agent call goes to Claude Code', async ($, on) => {
+  const world = pythonSide(on, () => ({ kind: 'done', value: {}, effects: [] }), 'ok', { LICH_BIN: '/bin/lich' })
+  await $.session.start(START)
+  const answer = await $.tool.call({ tool: 'Agent', description: 'd', prompt: 'p', subagent_type: 'general-purpose' })
+  expect(world.spawns.length).toBe(0)
+  expect(world.requests.length).toBe(0)
+  expect(world.natives.length).toBe(1)
+  expect(answer.result).toEqual({ native: 'Agent', prompt: 'p' })
 })
 
 test('each hook forwards to the host and returns its answer', async ($, on) => {
