@@ -107,6 +107,7 @@ def test_ctrl_c_in_replay_is_one_line_with_the_summary_so_far(jobs: list[str], t
     code, err = _interrupted(["replay", *jobs, "scenarios"], "stdout", tmp_path)
     assert code == 130
     assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
     (line,) = err.splitlines()
     assert line.startswith("agent-cards replay: interrupted: ") and " scenarios replayed, " in line
 

@@ -3,6 +3,9 @@ step a violation first held at, the states a run reaches, and the example databa
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +109,33 @@ def test_every_listed_state_has_a_name_and_a_line() -> None:
     assert set(reached.STATES).isdisjoint(reached.NOT_YET)
     assert "host-restart-with-workers" in reached.NOT_YET
     assert all(state.doc for state in reached.STATES.values())
+
+
+#: One process's draws for seed 7: a digest of the first cases, after importing the modules named in argv.
+_DRAWS = """
+import hashlib, importlib, json, sys
+from agent_cards_simulator.fuzz import engine
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+drawn = []
+examine = engine.examine
+engine.examine = lambda data: (drawn.append(json.dumps(data, sort_keys=True, default=repr)), examine(data))[1]
+engine.Fuzz(7, progress=False, examples=False, shrink=False).run(40)
+print(len(drawn), hashlib.sha256("".join(drawn).encode()).hexdigest())
+"""
+
+
+def test_a_seed_draws_the_same_cases_whatever_the_process_imported(tmp_path: Path) -> None:
+    """hypothesis mixes in the literals of the working tree's imported modules; under pytest other modules
+    are loaded, in any order, than from the command line, and the same seed must still draw the same cases."""
+    def draws(*modules: str) -> str:
+        env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+        done = subprocess.run([sys.executable, "-c", _DRAWS, *modules], capture_output=True, text=True,
+                              timeout=300, check=False, cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    alone = draws()
+    assert int(alone.split()[0]) > 0
+    assert draws("agent_cards_conformance.command", "agent_cards_conformance.report",
+                 "agent_cards_claude_driver.tui", "agent_cards_simulator.scenario.importer") == alone

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
+import pkgutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as seeded
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+import agent_cards
 from agent_cards.record import Record, replace
 from agent_cards_simulator.fuzz import example_folder, generate, invariants, reached
 from agent_cards_simulator.fuzz.invariants import Violation
@@ -93,6 +97,36 @@ def _located(scenario: Scenario, events: list[dict[str, Any]], marks: list[int],
     return violation
 
 
+@contextlib.contextmanager
+def same_constants() -> Iterator[None]:
+    """hypothesis mixes into its draws the literals of every module of the working tree the process has
+    imported, so one seed drew other cases under pytest (its test modules loaded, in whatever order) than
+    from the command line. While the fuzzer runs, those literals are the mod's own modules', always the
+    same: a seed draws the same cases in any process. (hypothesis has no setting for this; the hook it
+    reads is private, so a hypothesis without it leaves the draws as they are.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants, constants_from_module
+    except ImportError:
+        yield
+        return
+    if not callable(getattr(providers, "_get_local_constants", None)):
+        yield
+        return
+    fixed = Constants()
+    for info in sorted(pkgutil.walk_packages(agent_cards.__path__, "agent_cards."), key=lambda m: m.name):
+        if not info.ispkg and not info.name.endswith("__main__"):
+            fixed |= constants_from_module(importlib.import_module(info.name))
+    saved = providers._get_local_constants
+    providers._get_local_constants = lambda: fixed
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = saved
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def example_database() -> ExampleDatabase:
     return DirectoryBasedExampleDatabase(str(example_folder()))
 
@@ -147,7 +181,7 @@ class Fuzz:
         if self.examples:  # a seed drops the database: put it back, the seed still drawing the new cases
             case._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
                 case._hypothesis_internal_use_settings, database=example_database())  # type: ignore[attr-defined]
-        with contextlib.suppress(_Violated):
+        with contextlib.suppress(_Violated), same_constants():
             case()
         if self.progress and self.cases >= 50 and self._live:
             print(file=sys.stderr)

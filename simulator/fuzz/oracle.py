@@ -171,6 +171,7 @@ class SpecModel:
         self.runs = [(i, e) for i, e in enumerate(events) if e["kind"] == "run" and isinstance(e.get("argv"), list)]
         self.arms: dict[str, str] = {}  # call id -> the arm the spec gives it (for the reached states)
         self.reads: list[tuple[float, str]] = []  # (start, "good" | "failed" | "unsure") of each sessions read
+        self.read_ends: dict[float, float] = {}  # a read's start -> its end
         self.stop_runs: list[tuple[float, float]] = []  # [start, end] of each close / control run
 
     # -- the model ---------------------------------------------------------------------------------
@@ -178,9 +179,12 @@ class SpecModel:
     def disagreements(self) -> Iterator[Disagreement]:
         yield from self._opens()
         yield from self._reads()
-        for t in self.reloads:  # RELOAD: the fresh module forgets every worker
-            for worker in self.book.workers:
-                worker.end(t, sure=True)
+        if not self.scenario.session.data:  # RELOAD: with nothing kept, the fresh module forgets every worker
+            for t in self.reloads:
+                for worker in self.book.workers:
+                    worker.end(t, sure=True)
+        # With the session's state kept (the plugin's data folder), a reload hands the count on: the fresh
+        # module's host reads the kept workers back and lich at once, so a worker goes only as lich's reads say.
         yield from self._stops()
         yield from self._footers()
         yield from self._polls()
@@ -196,6 +200,14 @@ class SpecModel:
                 flag = False
         return flag
 
+    def _mode(self, index: int) -> str:
+        """The session's permission mode as of event ``index``: its setting, then each switch before it."""
+        mode = self.scenario.session.permission_mode
+        for e in self.events[:index]:
+            if e["kind"] == "mode" and isinstance(e.get("mode"), str):
+                mode = e["mode"]
+        return mode
+
     def _taken(self, index: int, call: dict[str, Any], base: str | None) -> bool | None:
         """The TAKE-* rules (None: the spec does not say)."""
         tool_input = call["input"]
@@ -208,6 +220,8 @@ class SpecModel:
             return False  # TAKE-TEAM, TAKE-REMOTE
         if not self._interactive(index):
             return False
+        if self._mode(index) == "plan":
+            return False  # PERM-PLAN: no lich worker is held to plan mode
         if not self.env.get("LICH_BIN") or not self.env.get("LICH_SESSION_ID"):
             return False  # TAKE-LICH-ENV
         if self.env.get("LICH_SUBAGENT_CARDS") == "off":
@@ -374,6 +388,12 @@ class SpecModel:
             if e["argv"] != [self.lich_bin, "sessions", "--json"]:
                 yield Disagreement("oracle-argv", f"a sessions read at t={e['t']} is {e['argv']!r}", i)
             ended = e["t"] + (e.get("ms") or 0)
+            self.read_ends[e["t"]] = ended
+            if self.scenario.session.data and any(e["t"] <= t < ended for t in self.reloads):
+                # a reload while it ran: the module that asked is gone, and the fresh one counts from the
+                # kept state and its own read, so what this one listed counts for nothing
+                self.reads.append((e["t"], "unsure"))
+                continue
             listed = parsed(e.get("stdout")) if e.get("exit") == 0 and e.get("error") is None else _UNREAD
             if listed is _UNSURE:
                 self.reads.append((e["t"], "unsure"))
@@ -475,9 +495,15 @@ class SpecModel:
                 if not low <= count <= high or (found.group(2) == "worker") != (count == 1) or count == 0:
                     yield Disagreement("oracle-footer", f"the footer at t={e['t']} shows {labels[0]!r}; the spec "
                                        f"counts {_range(low, high)} (FOOTER-COUNT)", i)
-            elif not errands and low > 0:
+            elif not errands and low > 0 and not self._reloading(i):
                 yield Disagreement("oracle-footer", f"the footer at t={e['t']} shows no count; the spec counts "
                                    f"{_range(low, high)} (FOOTER-COUNT)", i)
+
+    def _reloading(self, index: int) -> bool:
+        """The footer at ``index`` is the redraw of a reload, drawn before the fresh module's host has said
+        hello with the kept state: the count is back at the hello, at the same moment."""
+        e = self.events[index]
+        return any(r["kind"] == "reload" and r["t"] == e["t"] for r in self.events[:index])
 
     def _polls(self) -> Iterator[Disagreement]:
         """FOOTER-POLL: never a read while no worker can be counted; one every 5 s while one surely is."""
@@ -491,8 +517,11 @@ class SpecModel:
         for a, b in self._surely_counted(end):
             last = a
             for t in [s for s in starts if a <= s <= b] + [b]:
-                if t - last > POLL_MS + POLL_SLACK_MS:
-                    due = last + POLL_MS
+                # one read at a time: the period counts from the end of a read that ran past it, and
+                # from the start of a session host that took over from one that died
+                due = max([self.read_ends.get(last, last), *(h for d, h in self._host_gaps() if last <= d <= t)])
+                due += POLL_MS
+                if t > due + POLL_SLACK_MS:
                     index = next((i for i, e in enumerate(self.events) if e["t"] >= due), len(self.events) - 1)
                     yield Disagreement("liveness-poll", f"no sessions read from t={last} to t={t} while the mod "
                                        "surely counts a worker (FOOTER-POLL: every 5 s while any runs)", index,
@@ -500,6 +529,20 @@ class SpecModel:
                                                 "argv": [self.lich_bin, "sessions", "--json"]}})
                     return
                 last = t
+
+    def _host_gaps(self) -> list[tuple[float, float]]:
+        """(died, started again) for each session host that died: no timer of the mod runs in between."""
+        gaps: list[tuple[float, float]] = []
+        died: float | None = None
+        for e in self.events:
+            if e["kind"] == "host.dies":
+                died = e["t"]
+            elif e["kind"] == "host.start" and died is not None:
+                gaps.append((died, e["t"]))
+                died = None
+        if died is not None:
+            gaps.append((died, float("inf")))
+        return gaps
 
     def _surely_counted(self, end: float) -> list[tuple[float, float]]:
         """The stretches of time, up to ``end``, through which the spec surely counts a worker."""

@@ -34,19 +34,21 @@ class Plant(Value):
 PLANTS: tuple[Plant, ...] = (
     Plant("refused-stop-ends-poll", "agent_cards.mod", (
         ("    _watching: bool = False\n", "    _watching: bool = False\n    _poll_off: bool = False\n"),
-        ("        if not state.workers:\n            return\n        self._arm(host)",
-         "        if not state.workers or self._poll_off:\n            return\n        self._arm(host)"),
+        ("        if self._watching or not self.store.get().workers:\n            return\n"
+         "        self._watching = True\n        host.clock.after(ms, ",
+         "        if self._watching or self._poll_off or not self.store.get().workers:\n            return\n"
+         "        self._watching = True\n        host.clock.after(ms, "),
         ("        if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts\n",
          "        if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts\n"
          "            self._poll_off = True\n"),
     ), "a refused TaskStop ends the polling for good"),
     Plant("two-failed-reads-end-poll", "agent_cards.mod", (
         ("    _watching: bool = False\n", "    _watching: bool = False\n    _failed: int = 0\n"),
-        ("        self._arm(host)\n        try:\n", "        if self._failed < 2:\n            self._arm(host)\n"
-         "        try:\n"),
-        ("        if listed is not None:  # FOOTER-LIST-FAIL",
-         "        self._failed = self._failed + 1 if listed is None else 0\n"
-         "        if listed is not None:  # FOOTER-LIST-FAIL"),
+        ("        self._watching = False\n        took = ",
+         "        self._watching = False\n        if self._failed >= 2:\n            return\n        took = "),
+        ("            if listed is not None:  # FOOTER-LIST-FAIL",
+         "            self._failed = self._failed + 1 if listed is None else 0\n"
+         "            if listed is not None:  # FOOTER-LIST-FAIL"),
     ), "two failed reads in a row end the polling"),
     Plant("unanswered-completed", "agent_cards.delivery", (
         ('    "unanswered": Row("async"),', '    "unanswered": Row("completed"),'),),
@@ -76,8 +78,9 @@ PLANTS: tuple[Plant, ...] = (
         ("        self.store.update(lambda s: s.without({stop.worker.name}))\n", ""),),
         "a stopped worker still counted"),
     Plant("list-fail-resets-count", "agent_cards.mod", (
-        ("        if listed is not None:  # FOOTER-LIST-FAIL", "        listed = {} if listed is None else listed\n"
-         "        if listed is not None:  # FOOTER-LIST-FAIL"),), "a failed list read resets the count"),
+        ("            if listed is not None:  # FOOTER-LIST-FAIL",
+         "            listed = {} if listed is None else listed\n"
+         "            if listed is not None:  # FOOTER-LIST-FAIL"),), "a failed list read resets the count"),
     Plant("close-control-swapped", "agent_cards.lich_calls", (
         ("    if worker.shared:\n        return [lich_bin, \"close\"", "    if not worker.shared:\n"
          "        return [lich_bin, \"close\""),), "close and control swapped"),
@@ -96,9 +99,11 @@ PLANTS: tuple[Plant, ...] = (
         "a shared worker listed done read as finished"),
     Plant("poll-period-6s", "agent_cards.mod", (("POLL_MS = 5_000", "POLL_MS = 6_000"),), "a poll every 6 s"),
     Plant("poll-without-workers", "agent_cards.mod", (
-        ("        if self._watching or not self.store.get().workers:\n            return\n",
-         "        if self._watching:\n            return\n"),
-        ("        if not state.workers:\n            return\n        self._arm(host)", "        self._arm(host)"),
+        ("        if self._watching or not self.store.get().workers:\n            return\n"
+         "        self._watching = True\n        host.clock.after(ms, ",
+         "        if self._watching:\n            return\n"
+         "        self._watching = True\n        host.clock.after(ms, "),
+        ("        if not state.workers:\n            self._watching = False\n            return\n", ""),
     ), "the poll reads while no worker is counted"),
     Plant("open-timeout-60s", "agent_cards.lich_calls", (("OPEN_TIMEOUT_MS = 120_000", "OPEN_TIMEOUT_MS = 60_000"),),
           "the open given one minute"),
