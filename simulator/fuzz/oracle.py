@@ -389,7 +389,8 @@ class SpecModel:
                 yield Disagreement("oracle-argv", f"a sessions read at t={e['t']} is {e['argv']!r}", i)
             ended = e["t"] + (e.get("ms") or 0)
             self.read_ends[e["t"]] = ended
-            if self.scenario.session.data and any(e["t"] <= t < ended for t in self.reloads):
+            if self.scenario.session.data and any(j > i and r["kind"] == "reload" and r["t"] < ended
+                                                  for j, r in enumerate(self.events)):
                 # a reload while it ran: the module that asked is gone, and the fresh one counts from the
                 # kept state and its own read, so what this one listed counts for nothing
                 self.reads.append((e["t"], "unsure"))
