@@ -203,3 +203,27 @@ def test_the_cache_folder_follows_the_xdg_rules(tmp_path: Path) -> None:
     assert example_folder({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "agent-cards" / "fuzz-examples"
     for unset in ({}, {"XDG_CACHE_HOME": ""}, {"XDG_CACHE_HOME": "relative/cache"}):
         assert example_folder(unset) == Path(home) / ".cache" / "agent-cards" / "fuzz-examples"
+
+
+def test_a_ctrl_c_before_the_loop_takes_a_replay_leaves_no_coroutine_unawaited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The race the one-job replay met under load: the interrupt lands as the loop is about to start."""
+    import gc
+    import warnings
+
+    from agent_cards_simulator.clock import VirtualEventLoop
+    from agent_cards_simulator.scenario import replay as replay_module
+    from agent_cards_simulator.scenario.files import read_checked
+
+    def interrupted_at_once(self: VirtualEventLoop, work: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(VirtualEventLoop, "run_until_complete", interrupted_at_once)
+    scenario = read_checked(ROOT / "scenarios" / "taskstop.yaml")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            replay_module.replay(scenario)
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []

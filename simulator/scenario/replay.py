@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -164,10 +165,16 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
         variants = [replay(v, executor) for v in scenario.variants]
         return Replay(scenario.file, scenario.title, scenario.clauses, [], variants=variants)
     loop = VirtualEventLoop()
+    work = None
     with _CollectorTuned():
         try:
-            return loop.run_until_complete(_replay(scenario, loop, executor))
+            work = _replay(scenario, loop, executor)
+            return loop.run_until_complete(work)
         finally:
+            # A Ctrl-C before the loop took the coroutine: close it, so that no "never awaited" warning
+            # follows the one line an interrupted replay prints.
+            if work is not None and inspect.getcoroutinestate(work) == inspect.CORO_CREATED:
+                work.close()
             loop.close()
 
 

@@ -176,7 +176,7 @@ test('a host that cannot start: the calls run natively, with one toast', async (
   expect(world.natives.length).toBe(2)
   expect(world.requests).toEqual([])
   expect(world.toasts.length).toBe(1)
-  expect(world.toasts[0]).toContain('agent cards could not start Python (python3: ')
+  expect(world.toasts[0]).toContain('No Python 3.11+: set AGENT_CARDS_PYTHON. Agent calls run natively. python3: ')
   world.end()
 })
 
@@ -187,7 +187,7 @@ test('a host that fails before next: native, with one toast for the session', as
   expect((await $.tool.call({ ...AGENT, tool_use_id: 'toolu_2' })).result.native).toBe('Agent')
   expect(world.natives.length).toBe(2)
   expect(world.toasts.length).toBe(1)
-  expect(world.toasts[0]).toContain('agent cards stopped working for this call (the mod failed: the mod raised)')
+  expect(world.toasts[0]).toContain('agent cards failed: agent ran natively. the mod failed: the mod raised')
   world.end()
 })
 
