@@ -227,3 +227,24 @@ def test_a_ctrl_c_before_the_loop_takes_a_replay_leaves_no_coroutine_unawaited(
             replay_module.replay(scenario)
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+
+
+def test_a_ctrl_c_mid_replay_leaves_no_task_pending(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Interrupted while the mod's hook runs: the replay's tasks are ended, not reported destroyed."""
+    import gc
+
+    from agent_cards.mod import AgentCards
+    from agent_cards_simulator.scenario import replay as replay_module
+    from agent_cards_simulator.scenario.files import read_checked
+
+    async def interrupted(*_: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(AgentCards, "agent_spawn", interrupted)
+    scenario = read_checked(ROOT / "scenarios" / "taskstop.yaml")
+    with caplog.at_level("ERROR", logger="asyncio"), pytest.raises(KeyboardInterrupt):
+        replay_module.replay(scenario)
+    gc.collect()
+    assert not [r.getMessage() for r in caplog.records if "destroyed" in r.getMessage()]

@@ -13,6 +13,7 @@ the host's session and a call's ``Origin`` are made here. Each step runs itself 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import inspect
 from collections.abc import Callable
@@ -170,12 +171,25 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
         try:
             work = _replay(scenario, loop, executor)
             return loop.run_until_complete(work)
+        except BaseException:  # a Ctrl-C mid-replay: its tasks are ended here, not reported as destroyed
+            _end_tasks(loop)
+            raise
         finally:
             # A Ctrl-C before the loop took the coroutine: close it, so that no "never awaited" warning
             # follows the one line an interrupted replay prints.
             if work is not None and inspect.getcoroutinestate(work) == inspect.CORO_CREATED:
                 work.close()
             loop.close()
+
+
+def _end_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks an interrupted replay left and let them unwind, as ``asyncio.run`` does."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        with contextlib.suppress(BaseException):  # a second Ctrl-C, or a task that will not end: give up
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 #: The collector's thresholds while a replay runs. A replay allocates in bursts (events,

@@ -255,8 +255,8 @@ def test_oversize_toast_comes_before_the_card_and_no_runs_nothing(
         tui.wait_for(r"Do you want to proceed\?", 60)
         steps = bridge_log(fake_lich)
         while "Do you want to proceed?" in tui.screen():  # 1. Yes: the native agent runs
-            tui.key("Enter")
-            assert model.wait_until(answered(big), 2) or "Do you want" in tui.screen() or True
+            tui.key("Enter")  # again if the first was pressed while the dialog was still being drawn
+            model.wait_until(answered(big), 2)
         # The native agent's end starts a turn by itself, whose reply is the next call: a card again.
         tui.wait_for(r'Agent "Summarise the logs" finished', 60)
         assert model.wait_until(answered(big), 60), tui.screen()
@@ -514,6 +514,23 @@ def test_the_module_and_a_settings_command_hook_take_one_call_once(
     assert [(s["op"], s["hook"], s["kind"]) for s in steps] == [("event", AGENT_HOOK, "next"), ("resume", None, "done")]
 
 
+def choose_yes_below_no(tui: Tui, timeout: float = 30.0) -> None:
+    """Move the dialog's choice down to Yes (until the screen shows it chosen), then Enter until the dialog
+    goes: a key pressed while the dialog is still being drawn can be lost."""
+    deadline = time.monotonic() + timeout
+    while not re.search(r"❯ Yes", tui.screen()):
+        assert time.monotonic() < deadline, tui.screen()
+        tui.key("Down")
+        with contextlib.suppress(TimeoutError):
+            tui.wait_for(r"❯ Yes", 2)
+    while "Do you want to proceed?" in tui.screen():
+        assert time.monotonic() < deadline, tui.screen()
+        tui.key("Enter")
+        gone = time.monotonic() + 2.0
+        while "Do you want to proceed?" in tui.screen() and time.monotonic() < gone:
+            time.sleep(0.1)
+
+
 def test_a_call_in_plan_mode_runs_claude_codes_own_agent_and_opens_no_card(
     claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
@@ -526,8 +543,7 @@ def test_a_call_in_plan_mode_runs_claude_codes_own_agent_and_opens_no_card(
              extra_args=["--permission-mode", "plan"]) as tui:
         tui.type(TRIGGER)
         tui.wait_for(r"Do you want to proceed\?", 60)
-        tui.key("Down")  # plan mode's dialog offers No first, then Yes
-        tui.key("Enter")
+        choose_yes_below_no(tui)  # plan mode's dialog offers No first, then Yes
         tui.wait_for(r"Plan mode: agent ran natively", 30)
         assert model.wait_until(answered(general), 60), tui.screen()
         status = tui.exit()
