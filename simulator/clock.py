@@ -65,6 +65,7 @@ class _VirtualSelector(selectors.BaseSelector):
         self._clock = clock
         self._keys: dict[Any, selectors.SelectorKey] = {}
         self.real_in_flight = 0
+        self.instant_over: list[asyncio.Future[None]] = []  # woken when nothing more is due now
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         key = selectors.SelectorKey(fileobj, _fd(fileobj), events, data)
@@ -77,6 +78,12 @@ class _VirtualSelector(selectors.BaseSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if self.real_in_flight and timeout != 0:
             return self._wait_for_real()
+        if self.instant_over and timeout != 0:  # nothing is ready: the instant is over before time moves
+            for waiter in self.instant_over:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self.instant_over.clear()
+            return []
         if timeout is None:
             raise Stalled(f"nothing can happen any more at t={self._clock.ms} ms: every task waits on another")
         if timeout > 0:  # VirtualClock.advance_seconds, inlined: the loop selects on every turn
@@ -163,6 +170,14 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
     def now_ms(self) -> int:
         """Virtual ms since the loop started (:attr:`VirtualClock.ms`): what every transcript time is."""
         return (self.clock._us + 500) // 1000  # VirtualClock.ms, inlined
+
+    async def instant_over(self) -> None:
+        """Return once everything due at this virtual instant has run, the clock not moved: asyncio would
+        next wait for a timer or stall. (A task's steps at one instant can take many turns of the loop,
+        so a fixed number of ``sleep(0)`` cannot say it.)"""
+        waiter = self.create_future()
+        self._virtual_selector.instant_over.append(waiter)
+        await waiter
 
     async def run_real(self, func: Callable[[], T]) -> T:
         """Run blocking ``func`` in a thread; the virtual clock stands still until it returns."""

@@ -57,3 +57,50 @@ async def test_timers_due_at_the_same_instant_run_in_the_order_set() -> None:
         loop.call_later(2.0, fired.append, f"late {n}")
     await asyncio.sleep(3)
     assert fired == [*range(8), *(f"late {n}" for n in range(8))]
+
+
+async def test_instant_over_waits_for_every_turn_due_now_and_moves_no_clock() -> None:
+    """A chain of tasks that takes many turns at one instant has run whole when ``instant_over`` returns;
+    a timer due later has not fired, and the clock stands where it was."""
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)
+    done: list[str] = []
+
+    async def many_turns(depth: int) -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+        if depth:
+            await loop.create_task(many_turns(depth - 1))
+        done.append(f"chain {depth}")
+
+    loop.call_later(0.001, done.append, "later")
+    chain = loop.create_task(many_turns(3))
+    before = loop.now_ms()
+    await loop.instant_over()
+    assert chain.done()
+    assert done == ["chain 0", "chain 1", "chain 2", "chain 3"]
+    assert loop.now_ms() == before
+    await asyncio.sleep(0.001)
+    assert done[-1] == "later"
+
+
+ENDS_AS_THE_OPEN_ENDS = """
+title: the last step ends at the very instant the open ends
+clauses: [FALL-ESC-OPEN]
+lich:
+  open: {ms: 1663}
+steps:
+  - {call: {description: Fix auth, prompt: Fix the auth flow}, esc_after: 31}
+  - wait: 1632
+"""
+
+
+def test_a_run_ending_as_the_scenario_ends_still_counts_its_worker() -> None:
+    """The open answered at the instant the last wait ends: its worker is counted and drawn before the
+    replay stops, as in the real session the scenario was reported from."""
+    replayed = replay(read("ends.yaml", ENDS_AS_THE_OPEN_ENDS))
+    assert replayed.passed, replayed.failures
+    run = next(e for e in replayed.events if e["kind"] == "run" and "open" in e["argv"])
+    footers = [e for e in replayed.events if e["kind"] == "footer"]
+    assert run["t"] + run["ms"] == replayed.events[-1]["t"] == 1663
+    assert footers[-1]["line"] == "lich: 1 worker"

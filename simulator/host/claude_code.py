@@ -553,9 +553,16 @@ class FakeClaudeCode:
         self._background.footers -= 1
 
     async def settle(self) -> None:
-        """Let the footer redraws that are due now finish (the end of a scenario)."""
+        """Let the footer redraws that are due now finish (the end of a step)."""
         while self._background.footer_due or self._background.footers:
             await asyncio.sleep(0)
+
+    async def finish_instant(self) -> None:
+        """Let everything due at this instant happen (the end of a scenario): a run that ends at the very
+        instant the last step does still has its answer given and its footer drawn, as in a real session
+        where both happened before it ended."""
+        await self.loop.instant_over()
+        await self.settle()
 
     async def _errands_part(self, host: Any, e: Event, next: Any) -> HookResult:
         if not self._errands:

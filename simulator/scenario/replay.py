@@ -254,7 +254,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
                 failures.append(f"steps[{index}]: {problem}")
                 break
             await host.settle()  # the footer redraws a step caused land before the next step begins
-        await host.settle()
+        await host.finish_instant()
     except (Stalled, PastHorizon) as stalled:
         failures.append(str(stalled))
     finally:
