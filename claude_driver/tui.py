@@ -19,6 +19,11 @@ from agent_cards_claude_driver.install import HasBaseUrl
 from agent_cards_claude_driver.runs import plugin_args
 from agent_cards_claude_driver.sandbox import Sandbox, remove_leftovers
 
+#: the permission dialog's question, and its choice of a plain Yes shown chosen ("Yes, and don't ask
+#: again" is another choice)
+DIALOG = "Do you want to proceed?"
+YES_CHOSEN = re.compile(r"❯ (?:\d+\. )?Yes(?!,)")
+
 
 class Tui:
     """The interactive CLI in a detached tmux session on a private server.
@@ -200,6 +205,26 @@ class Tui:
 
     def key(self, *keys: str) -> None:
         self._tmux("send-keys", "-t", self.session, *keys)
+
+    def say_yes(self, timeout: float = 30.0) -> None:
+        """Answer the permission dialog on screen Yes. The choice is moved down until the screen shows Yes
+        chosen (plan mode's dialog offers No first), one Down at a time: a slow redraw would let a second
+        Down pass Yes. Then Enter until the dialog goes: a key pressed while the dialog is still being
+        drawn can be lost."""
+        deadline = time.monotonic() + timeout
+        while not YES_CHOSEN.search(self.screen()):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"Yes never showed chosen in the dialog:\n{self.screen()}")
+            self.key("Down")
+            with contextlib.suppress(TimeoutError):
+                self.wait_for(YES_CHOSEN, 10)
+        while DIALOG in self.screen():
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"the dialog stayed after Yes:\n{self.screen()}")
+            self.key("Enter")
+            gone = time.monotonic() + 2.0
+            while DIALOG in self.screen() and time.monotonic() < gone:
+                time.sleep(0.1)
 
     def wait_idle(self, timeout: float = 30.0, settle: float = 0.6) -> str:
         """Wait until the footer no longer shows a running turn, for ``settle`` seconds."""

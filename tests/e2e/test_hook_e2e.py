@@ -87,18 +87,6 @@ def state_files(sandbox: Sandbox) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
 
 
-def say_yes(tui: Tui, timeout: float = 30.0) -> None:
-    """Enter on the permission dialog's default (Yes) until the dialog goes: an Enter pressed while the
-    dialog is still being drawn can be lost."""
-    deadline = time.monotonic() + timeout
-    while "Do you want to proceed?" in tui.screen():
-        assert time.monotonic() < deadline, tui.screen()
-        tui.key("Enter")
-        gone = time.monotonic() + 2.0
-        while "Do you want to proceed?" in tui.screen() and time.monotonic() < gone:
-            time.sleep(0.1)
-
-
 def first_user_text(request: RecordedRequest) -> str:
     return text_of(request.body["messages"][0]["content"])
 
@@ -152,7 +140,7 @@ def test_interactive_screen_takes_the_agent_and_leaves_explore(
         ready = time.monotonic() - start
         tui.type(TRIGGER)
         tui.wait_for(r"Do you want to proceed\?", 60)  # the Bash call: the person says yes
-        say_yes(tui)
+        tui.say_yes()
         assert model.wait_until(lambda m: m.remaining == 0 and len(m.main_requests) >= 5, 90), tui.screen()
         assert model.wait_until(lambda m: bool(m.subagent_requests), 60), tui.screen()
         screen = tui.wait_idle(60)
