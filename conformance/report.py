@@ -28,7 +28,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import stat
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -93,23 +92,13 @@ def _depth_ok(value: Any) -> bool:
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
     """The journal's records; :class:`JournalProblem` for anything that is not one."""
+    from agent_cards_simulator.scenario.yamlnodes import YamlError, read_bytes
+
     name = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as error:
-        raise JournalProblem(f"{name}:1: cannot read the journal: {error.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise JournalProblem(f"{name}:1: not a regular file")
-        if info.st_size > MAX_BYTES:
-            raise JournalProblem(f"{name}:1: {info.st_size} bytes, over the journal's {MAX_BYTES}")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise JournalProblem(f"{name}:1: over the journal's {MAX_BYTES} bytes")
+        data = read_bytes(path, MAX_BYTES)
+    except YamlError as error:
+        raise JournalProblem(f"{name}:1: {error.message}") from None
     records: list[dict[str, Any]] = []
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():

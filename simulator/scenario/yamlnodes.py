@@ -68,7 +68,12 @@ def line_of(container: object, key: str | int) -> int:
 
 
 def read_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
-    """The text of a regular UTF-8 file of at most ``limit`` bytes; anything else is a :class:`YamlError`.
+    """The text of a regular UTF-8 file of at most ``limit`` bytes; anything else is a :class:`YamlError`."""
+    return decode(read_bytes(path, limit))
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; anything else is a :class:`YamlError`.
 
     The file is opened without blocking (a FIFO with no writer is not waited for) and checked before a
     byte is read: a folder, a pipe, a device (``/dev/zero``) or a socket is refused.
@@ -99,7 +104,7 @@ def read_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
     raw = b"".join(chunks)
     if len(raw) > limit:
         raise YamlError(1, f"the file grew past the limit of {limit} bytes while it was read")
-    return decode(raw)
+    return raw
 
 
 def decode(raw: bytes) -> str:
