@@ -150,23 +150,22 @@ def _executor_wrapped(wrapper: Callable[[Any], Any]) -> contextlib.AbstractConte
 @contextlib.contextmanager
 def _permission_after_spawn() -> Iterator[None]:
     """The permission check runs after agent.spawn (lich opens a card before the person says yes)."""
-    original_permission, original_spawn = FakeClaudeCode._permission, FakeClaudeCode._spawn
+    original_checked, original_spawn = FakeClaudeCode._checked, FakeClaudeCode._spawn
 
-    def permission(self: FakeClaudeCode, call_id: str, verdict: Any) -> str | None:
+    def checked(self: FakeClaudeCode, call_id: str, verdict: Any) -> str | None:
         if verdict.decision in ("allow", "ask") and (verdict.decision == "allow" or verdict.answer):
             self.__dict__.setdefault("_planted_checks", {})[call_id] = verdict
             return None
-        return original_permission(self, call_id, verdict)
+        return original_checked(self, call_id, verdict)
 
-    async def spawn(self: FakeClaudeCode, event: Any, call_id: str, tool_input: Any = None) -> Any:
-        answer = await original_spawn(self, event, call_id, tool_input)
+    async def spawn(self: FakeClaudeCode, event: Any, call_id: str, turn: Any, tool_input: Any = None) -> Any:
+        answer = await original_spawn(self, event, call_id, turn, tool_input)
         verdict = self.__dict__.get("_planted_checks", {}).pop(call_id, None)
         if verdict is not None:
-            original_permission(self, call_id, verdict)
+            original_checked(self, call_id, verdict)
         return answer
 
-    with mock.patch.object(FakeClaudeCode, "_permission", permission), mock.patch.object(FakeClaudeCode, "_spawn",
-                                                                                          spawn):
+    with mock.patch.object(FakeClaudeCode, "_checked", checked), mock.patch.object(FakeClaudeCode, "_spawn", spawn):
         yield
 
 

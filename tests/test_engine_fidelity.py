@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
 import pytest
 
 from agent_cards.bridge.host import run_process
-from agent_cards.engine import ProcessError
+from agent_cards.engine import Event, HookResult, ProcessError
 from agent_cards.host_contract import host_check
+from agent_cards_simulator.clock import VirtualEventLoop
+from agent_cards_simulator.host import results
+from agent_cards_simulator.host.claude_code import FakeClaudeCode, Register, Session
+from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.lich.scripts import LichScript
+from agent_cards_simulator.lich.world import LichWorld
 from agent_cards_simulator.runners.scripted_git import NOT_A_REPO, GitScript, not_a_repository
+from agent_cards_simulator.runners.virtual import VirtualExecutor
+from agent_cards_simulator.scenario.reader import DEFAULT_ENV
 
 # --- a git repository, by git's own answer ----------------------------------------------------------------
 
@@ -58,3 +71,76 @@ async def test_the_bridge_refuses_a_nul_as_the_fake_host_does() -> None:
     with pytest.raises(ProcessError) as refused:
         await run_process(["/bin/echo", "a\0b"], 1000)
     assert refused.value.kind == "start" and "contains a null byte" in str(refused.value)
+
+
+# --- the end of a turn: Esc, or a "no" at the dialog ---------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _host(register: Register) -> AsyncIterator[FakeClaudeCode]:
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)
+    executor = VirtualExecutor(LichWorld(LichScript()), GitScript(), True, loop.now_ms)
+    host = FakeClaudeCode(loop, Session(env=dict(DEFAULT_ENV)), executor, register)
+    try:
+        yield host
+    finally:
+        await host.close()
+
+
+AGENT = {"description": "Fix the auth flow", "prompt": "Fix the login form"}
+
+
+async def test_a_call_passed_on_after_esc_runs_nothing_beneath_its_hooks() -> None:
+    """The hook waits (as the mod's git read does), Esc comes, then the hook passes the call on: Claude Code
+    answered at Esc, and beneath the hooks nothing runs: no permission check, no agent.spawn, no agent."""
+    beneath: list[HookResult] = []
+    spawned: list[Event] = []
+
+    async def on_call(host: Any, e: Event, next: Any) -> HookResult:
+        await asyncio.sleep(0.005)
+        beneath.append(dict(await next(e)))
+        return beneath[-1]
+
+    async def on_spawn(host: Any, e: Event, next: Any) -> HookResult:
+        spawned.append(e)
+        return dict(await next(e))
+
+    def register(on: Any) -> None:
+        on("tool.call", {"tool": "Agent"}, on_call)
+        on("agent.spawn", on_spawn)
+
+    async with _host(register) as host:
+        calling = asyncio.ensure_future(host.call("Agent", dict(AGENT), "toolu_1"))
+        await asyncio.sleep(0.002)
+        host.esc()
+        answer = await calling
+        await asyncio.sleep(0.01)
+    assert answer["error"] == results.USER_REJECTED
+    assert beneath == [results.error(results.USER_REJECTED)]
+    assert spawned == [] and host.transcript.of("permission") == [] and host.transcript.of("native") == []
+
+
+async def test_no_at_the_first_dialog_answers_every_call_of_the_turn_and_asks_no_more() -> None:
+    async with _host(lambda on: None) as host:
+        answers = await asyncio.gather(
+            host.call("Agent", dict(AGENT), "toolu_1", permission=PermissionVerdict("ask", answer=False)),
+            host.call("Agent", dict(AGENT), "toolu_2", permission=PermissionVerdict("ask", answer=True)),
+        )
+        later = await host.call("Agent", dict(AGENT), "toolu_3", permission=PermissionVerdict("ask", answer=True))
+    assert [a.get("error") for a in answers] == [results.USER_REJECTED, results.USER_REJECTED]
+    assert [(p["call"], p["outcome"]) for p in host.transcript.of("permission")] == [("toolu_1", "deny"),
+                                                                                   ("toolu_3", "allow")]
+    assert [n["call"] for n in host.transcript.of("native")] == ["toolu_3"]  # the next turn asks again
+    assert later["result"]["status"] == "async_launched"
+
+
+async def test_yes_at_the_first_dialog_leaves_the_second_call_its_own_dialog() -> None:
+    async with _host(lambda on: None) as host:
+        answers = await asyncio.gather(
+            host.call("Agent", dict(AGENT), "toolu_1", permission=PermissionVerdict("ask", answer=True)),
+            host.call("Agent", dict(AGENT), "toolu_2", permission=PermissionVerdict("ask", answer=False)),
+        )
+    assert answers[0]["result"]["status"] == "async_launched" and answers[1]["error"] == results.USER_REJECTED
+    assert [(p["call"], p["outcome"]) for p in host.transcript.of("permission")] == [("toolu_1", "allow"),
+                                                                                   ("toolu_2", "deny")]
