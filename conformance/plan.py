@@ -7,8 +7,9 @@ and the same to the engine). One choice per feature:
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's
   ``settings.local.json``; each dialog is answered with Enter (yes) or Esc (no), in the calls' order;
-- ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, which reaches
-  the mod as the fake host's rule does (a plain ``Agent`` rule removes the tool before any hook: not used);
+- ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, and
+  ``{deny: RULE}`` that rule itself (the plain ``Agent`` removes the tool before any hook), in the project's
+  ``settings.json`` (the refusal names it: ``from projectSettings``);
 - ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
   ``permissionDecision: "deny"`` with the reason;
 - git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
@@ -50,7 +51,7 @@ class RealPermission(Value):
     """The concrete permission settings of a run."""
 
     decision: str = "allow"  # allow | ask | deny | hook-deny
-    deny_types: tuple[str, ...] = ()
+    deny_rules: tuple[str, ...] = ()  # as the settings write them: Agent, Agent(<type>)
     hook_reason: str = "Blocked by hook"
     answers: Mapping[str, bool] = field(default_factory=dict)  # ask: each Agent call's yes (True) or no
 
@@ -162,8 +163,6 @@ def _permission_problem(scenario: Scenario) -> str | None:
     for _, p in decided:
         if p.decision == "ask" and p.answer is None:
             return "a dialog nobody can answer: the interactive screen always has a person"
-        if p.decision == "deny" and p.reason:
-            return "a deny rule with its own text: the engine writes a rule's refusal itself"
     hook_reasons = {p.reason for _, p in decided if p.decision == "hook-deny"}
     if len(hook_reasons) > 1:
         return "hook denies with different reasons: one hook answers every call"
@@ -177,7 +176,8 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     if decision == "ask":
         permission = RealPermission("ask", answers={c.id: bool(p.answer) for c, p in decided})
     elif decision == "deny":
-        permission = RealPermission("deny", deny_types=tuple(dict.fromkeys(_agent_type(c) for c, _ in decided)))
+        permission = RealPermission("deny", deny_rules=tuple(dict.fromkeys(p.rule or f"Agent({_agent_type(c)})"
+                                                                        for c, p in decided)))
     elif decision == "hook-deny":
         permission = RealPermission("hook-deny", hook_reason=decided[0][1].reason or "Blocked by hook")
     else:

@@ -152,17 +152,17 @@ def _permission_after_spawn() -> Iterator[None]:
     """The permission check runs after agent.spawn (lich opens a card before the person says yes)."""
     original_checked, original_spawn = FakeClaudeCode._checked, FakeClaudeCode._spawn
 
-    def checked(self: FakeClaudeCode, call_id: str, verdict: Any) -> str | None:
+    def checked(self: FakeClaudeCode, call_id: str, verdict: Any, agent_type: str) -> str | None:
         if verdict.decision in ("allow", "ask") and (verdict.decision == "allow" or verdict.answer):
             self.__dict__.setdefault("_planted_checks", {})[call_id] = verdict
             return None
-        return original_checked(self, call_id, verdict)
+        return original_checked(self, call_id, verdict, agent_type)
 
     async def spawn(self: FakeClaudeCode, event: Any, call_id: str, turn: Any, tool_input: Any = None) -> Any:
         answer = await original_spawn(self, event, call_id, turn, tool_input)
         verdict = self.__dict__.get("_planted_checks", {}).pop(call_id, None)
         if verdict is not None:
-            original_checked(self, call_id, verdict)
+            original_checked(self, call_id, verdict, "general-purpose")
         return answer
 
     with mock.patch.object(FakeClaudeCode, "_checked", checked), mock.patch.object(FakeClaudeCode, "_spawn", spawn):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,3 +145,56 @@ async def test_yes_at_the_first_dialog_leaves_the_second_call_its_own_dialog() -
     assert answers[0]["result"]["status"] == "async_launched" and answers[1]["error"] == results.USER_REJECTED
     assert [(p["call"], p["outcome"]) for p in host.transcript.of("permission")] == [("toolu_1", "allow"),
                                                                                    ("toolu_2", "deny")]
+
+
+# --- deny rules, as the settings write them ---------------------------------------------------------------------
+
+
+async def test_the_plain_deny_rule_takes_the_tool_away_before_any_hook() -> None:
+    seen: list[Event] = []
+
+    async def on_call(host: Any, e: Event, next: Any) -> HookResult:
+        seen.append(e)
+        return dict(await next(e))
+
+    async with _host(lambda on: on("tool.call", on_call)) as host:
+        answer = await host.call("Agent", dict(AGENT), "toolu_1", permission=PermissionVerdict("deny", rule="Agent"))
+    assert answer["error"] == (
+        "<tool_use_error>Error: No such tool available: Agent. Agent is disabled for this session, in subagents as "
+        "well as here.</tool_use_error>"
+    )
+    assert seen == [] and [e["kind"] for e in host.transcript.events] == ["call", "answer"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "agent_type", "refusal"),
+    [
+        ("", "general-purpose", "Agent type 'general-purpose' has been denied by permission rule "
+                                "'Agent(general-purpose)' from projectSettings."),
+        ("Agent(Explore)", "Explore", "Agent type 'Explore' has been denied by permission rule 'Agent(Explore)' "
+                                      "from projectSettings."),
+        ("Agent(Explore)", "general-purpose", None),  # a rule for another type lets the call run
+    ],
+)
+async def test_a_typed_deny_rule_refuses_its_type_in_the_engines_words(rule: str, agent_type: str,
+                                                                        refusal: str | None) -> None:
+    async with _host(lambda on: None) as host:
+        answer = await host.call("Agent", dict(AGENT, subagent_type=agent_type), "toolu_1",
+                                 permission=PermissionVerdict("deny", rule=rule))
+    (checked,) = host.transcript.of("permission")
+    if refusal is None:
+        assert (checked["outcome"], checked["via"]) == ("allow", "mode")
+        assert answer["result"]["status"] == "async_launched"
+    else:
+        assert (checked["outcome"], checked["via"], answer["error"]) == ("deny", "rule", refusal)
+
+
+def test_the_real_tier_writes_each_deny_rule_as_the_scenario_names_it() -> None:
+    from agent_cards_conformance.plan import plan, why_not
+    from agent_cards_simulator.scenario.files import load_all
+
+    root = Path(__file__).resolve().parents[1] / "scenarios" / "perm"
+    scenarios, problems = load_all([root / "rule-deny.yaml", root / "rule-deny-plain.yaml"])
+    assert problems == []
+    rules = {Path(s.file).name: (why_not(s, []), plan(s, []).permission.deny_rules) for s in scenarios}
+    assert rules == {"rule-deny.yaml": (None, ("Agent(general-purpose)",)), "rule-deny-plain.yaml": (None, ("Agent",))}

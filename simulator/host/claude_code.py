@@ -486,14 +486,16 @@ class FakeClaudeCode:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
         self._revive()
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
+        verdict = permission or PermissionVerdict()
         if tool == "Agent":
+            if verdict.removes_tool:  # the plain deny rule: no such tool in the session, no hook runs
+                return self.transcript.record("answer", call=call_id, error=results.NO_SUCH_TOOL)
             invalid = results.input_problem(tool, tool_input)
             if invalid is not None:  # the tool's schema, checked before any hook (2.1.328)
                 return self.transcript.record("answer", call=call_id, error=invalid)
         e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
         if agent_id is not None:
             e["agentId"] = agent_id
-        verdict = permission or PermissionVerdict()
 
         turn = self._turn
 
@@ -592,10 +594,10 @@ class FakeClaudeCode:
         if e.get("tool") != "Agent":
             self.transcript.record("native", call=call_id, tool=e.get("tool"), input=_beneath(e))
             return {"ref": self._ref(), "result": "ok", "text": "ok"}
-        refusal = await self._permission(call_id, permission, turn)
+        agent_type = e.get("subagent_type") or "general-purpose"
+        refusal = await self._permission(call_id, permission, turn, str(agent_type))
         if refusal is not None:
             return results.error(refusal, self._ref())
-        agent_type = e.get("subagent_type") or "general-purpose"
         if agent_type not in self.session.agent_types:
             return results.error(results.unknown_agent_type(str(agent_type), list(self.session.agent_types)))
         if e.get("isolation") == "worktree" and not self.session.git_repo:  # before agent.spawn (2.1.328)
@@ -623,7 +625,9 @@ class FakeClaudeCode:
         }
         return {"ref": self._ref(), "result": result, "text": results.launched(agent_id)}
 
-    async def _permission(self, call_id: str, permission: PermissionVerdict, turn: AbortSignal) -> str | None:
+    async def _permission(
+        self, call_id: str, permission: PermissionVerdict, turn: AbortSignal, agent_type: str
+    ) -> str | None:
         """The permission check; the refusal text, or None when the call may run.
 
         A person answers one dialog at a time: a call that comes to its dialog while another is on screen
@@ -634,20 +638,25 @@ class FakeClaudeCode:
             async with self._dialog:
                 if turn.aborted:
                     return results.USER_REJECTED
-                refusal = self._checked(call_id, permission)
+                refusal = self._checked(call_id, permission, agent_type)
                 if refusal is not None:
                     self._end_turn(turn)
                 return refusal
-        return self._checked(call_id, permission)
+        return self._checked(call_id, permission, agent_type)
 
-    def _checked(self, call_id: str, permission: PermissionVerdict) -> str | None:
-        """The check's verdict, recorded (a ``permission`` event)."""
+    def _checked(self, call_id: str, permission: PermissionVerdict, agent_type: str) -> str | None:
+        """The check's verdict, recorded (a ``permission`` event). A typed deny rule for another agent type
+        lets the call run, as the mode does."""
         decision, via = permission.decision, {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(
             permission.decision, "hook"
         )
         refusal: str | None = None
         if decision == "deny":
-            refusal = permission.reason or results.RULE_DENIED
+            rule = permission.denied_type(agent_type)
+            if rule is None:
+                via = "mode"
+            else:
+                refusal = results.rule_denied(agent_type, rule)
         elif decision == "hook-deny":
             refusal = results.hook_error(permission.reason or "Blocked by hook")
         elif decision == "ask" and permission.answer is None:
