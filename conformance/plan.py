@@ -34,6 +34,7 @@ from typing import Any
 
 from agent_cards.record import Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.runners.scripted_git import GIT_MS
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
@@ -136,6 +137,9 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     for step in scenario.steps:
         if isinstance(step, steps.Workflow):
             return "a workflow step: the real engine raises agent.spawn for a workflow only from a workflow run"
+        if isinstance(step, steps.CallStep) and step.esc_after is not None and step.esc_after <= GIT_MS:
+            return (f"Esc {step.esc_after} ms into the calls, within git's {GIT_MS} ms read: the real git answers "
+                    "before a key reaches the screen")
         if isinstance(step, steps.At):
             return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
         if isinstance(step, steps.Errands):
@@ -143,6 +147,9 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
     for call in _calls(scenario):
+        if any(isinstance(v, str) and "\0" in v for v in call.input.values()):
+            return ("a NUL in the call's input: the command that carries it never starts, so no wrapper sees the run, "
+                    "and its toast names the real run's own lich path")
         if call.origin != "engine":
             return f"a call raised by the plugin {call.origin!r}: the scripted model can only make the model's calls"
         if call.agent is not None:

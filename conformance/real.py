@@ -523,7 +523,11 @@ class RealRunner:
         spawning: dict[int, list[str]] = {}
         for n, times in by_step.items():
             agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
+            said_no = False  # a "no" at a dialog ends the turn: the step's later calls are never asked
             for call, at in zip(agents, times, strict=False):
+                if said_no:
+                    continue
+                said_no = permission.decision == "ask" and not permission.answers.get(call.id, True)
                 refused = (permission.decision == "hook-deny"
                            or (permission.decision == "ask" and not permission.answers.get(call.id, True))
                            or (permission.decision == "deny"

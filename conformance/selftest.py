@@ -22,6 +22,7 @@ from agent_cards.record import Record, Value, field
 from agent_cards_conformance.compare import Comparison, compare, task_of
 from agent_cards_simulator.host import claude_code, results
 from agent_cards_simulator.host.claude_code import FakeClaudeCode
+from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.files import load_all
 from agent_cards_simulator.scenario.model import Scenario
@@ -206,6 +207,18 @@ def _dialog_as_mode() -> contextlib.AbstractContextManager[Any]:
                            if kind == "permission" and fields.get("via") == "dialog" else (kind, fields))
 
 
+def _every_dialog_asked() -> contextlib.AbstractContextManager[Any]:
+    """Each call gets a dialog of its own at once, and a "no" leaves the turn going on."""
+    async def permission(self: FakeClaudeCode, call_id: str, verdict: Any, turn: Any, agent_type: str) -> str | None:
+        return self._checked(call_id, verdict, agent_type)
+
+    return mock.patch.object(FakeClaudeCode, "_permission", permission)
+
+
+def _plain_rule_reaches_the_hooks() -> contextlib.AbstractContextManager[Any]:
+    return mock.patch.object(PermissionVerdict, "removes_tool", property(lambda self: False))
+
+
 _REJECTED = results.USER_REJECTED
 KIT: tuple[Plant, ...] = (
     Plant("footer one poll late", "timing", "a falling footer is drawn only after the next poll",
@@ -245,6 +258,15 @@ KIT: tuple[Plant, ...] = (
           ("scenarios/deliver/garbage.yaml",), _toast_changed),
     Plant("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow",
           ("scenarios/perm/dialog-yes.yaml",), _dialog_as_mode),
+    Plant("every dialog asked", "lane", "two Agent calls of one reply each get a dialog, and a 'no' at the first "
+          "leaves the second to be asked, allowed and opened", ("scenarios/perm/parallel-no.yaml",),
+          _every_dialog_asked),
+    Plant("deny rule in words of its own", "text", "a typed deny rule answered 'Permission to use Agent has been "
+          "denied by a permission rule.'", ("scenarios/perm/rule-deny.yaml",),
+          lambda: _texts("rule_denied", lambda agent_type, rule: "Permission to use Agent has been denied by a "
+                         "permission rule.")),
+    Plant("plain deny rule reaches the hooks", "lane", "permissions.deny: [Agent] leaves the tool in the session, "
+          "so the mod takes the call", ("scenarios/perm/rule-deny-plain.yaml",), _plain_rule_reaches_the_hooks),
 )
 
 

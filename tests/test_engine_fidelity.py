@@ -198,3 +198,19 @@ def test_the_real_tier_writes_each_deny_rule_as_the_scenario_names_it() -> None:
     assert problems == []
     rules = {Path(s.file).name: (why_not(s, []), plan(s, []).permission.deny_rules) for s in scenarios}
     assert rules == {"rule-deny.yaml": (None, ("Agent(general-purpose)",)), "rule-deny-plain.yaml": (None, ("Agent",))}
+
+
+def test_a_no_at_one_dialog_excuses_the_answer_time_of_every_call_of_the_turn() -> None:
+    """The real engine hands both rejections to the model only with the next prompt, seconds later."""
+    from agent_cards_conformance.compare import compare
+
+    def transcript(answered_at: int) -> list[dict[str, Any]]:
+        return [
+            {"t": 0, "kind": "call", "call": "toolu_0001", "tool": "Agent", "input": AGENT},
+            {"t": 0, "kind": "call", "call": "toolu_0002", "tool": "Agent", "input": AGENT},
+            {"t": 0, "kind": "permission", "call": "toolu_0001", "outcome": "deny", "via": "dialog"},
+            {"t": answered_at, "kind": "answer", "call": "toolu_0001", "error": results.USER_REJECTED},
+            {"t": answered_at, "kind": "answer", "call": "toolu_0002", "error": results.USER_REJECTED},
+        ]
+
+    assert compare(transcript(0), transcript(34_000), side_by_side=True).differences == []
