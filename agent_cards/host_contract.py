@@ -12,7 +12,8 @@ Nothing here does I/O: the hosts run the processes, this module only judges and 
 
 - the host checks, before anything starts (:func:`host_check`): argv is a non-empty list of strings whose
   first names the command (a string, ``[]`` and ``[""]`` are refused); ``timeoutMs`` a whole number of ms
-  from 1 to 600000;
+  from 1 to 600000; a string with a NUL in it, which no command line can carry, fails to start
+  (:func:`nul_problem`), before anything runs and whatever the host, as in the engine;
 - its rejections, each a :class:`~agent_cards.engine.ProcessError` in the engine's words:
   ``$.process.run(sleep) aborted: still running after 300ms`` (:func:`timed_out`), ``$.process.run(x) failed
   to start: ENOENT: Executable not found in $PATH: "x"`` (:func:`not_found`, :func:`failed_to_start`), and
@@ -38,7 +39,7 @@ from agent_cards.engine import MAX_TIMEOUT_MS, ProcessError, ProcessResult
 
 __all__ = [
     "OUTPUT_CAP", "capped", "capped_bytes", "exit_code", "failed_to_start", "host_check", "interrupted", "js_string",
-    "matches", "not_found", "program_name", "timed_out",
+    "matches", "not_found", "nul_problem", "program_name", "timed_out",
 ]
 
 OUTPUT_CAP = 4 * 1024 * 1024  # bytes per stream: 5,000,000 bytes of stdout arrived as 4,194,304
@@ -56,6 +57,20 @@ def host_check(argv: object, timeout_ms: object) -> None:
         )
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or not 1 <= timeout_ms <= MAX_TIMEOUT_MS:
         raise ProcessError("process.run: init.timeoutMs is a whole number of ms, 1 to 600000 (host check)", "host")
+    nul = nul_problem(argv)
+    if nul is not None:
+        raise failed_to_start(argv, nul)
+
+
+def nul_problem(argv: Sequence[str]) -> str | None:
+    """Where argv holds a NUL (the operating system takes each string up to its first NUL, so the engine's
+    runtime refuses to start such a command), in the engine's words; None when it holds none."""
+    for index, a in enumerate(argv):
+        if "\0" in a:
+            if index == 0:
+                return "the executable path contains a null byte (\\0)"
+            return f"the argument at index {index - 1} (zero-based) contains a null byte (\\0)"
+    return None
 
 
 def _all_text(argv: Sequence[object]) -> bool:

@@ -399,15 +399,16 @@ def _order_lane(fake: Events, real: Events, out: list[Difference]) -> None:
 
 
 def _interrupted(events: Events) -> set[str]:
-    """Calls whose answer came with an Esc or a "no" before it: the model reads it only with a next prompt."""
+    """Calls whose answer came with an Esc or a "no" before it: the model reads it only with a next prompt. A
+    "no" at any call's dialog ends the turn, so it interrupts every call of the turn still unanswered."""
     out: set[str] = set()
     for call in [e["call"] for e in _of(events, "call")]:
         start, answer = _first(events, "call", call), _first(events, "answer", call)
         if start is None or answer is None:
             continue
         between = events[start[0]:answer[0] + 1]
-        if any(e["kind"] == "esc" or (e["kind"] == "permission" and e.get("call") == call
-                                      and e.get("via") == "dialog" and e.get("outcome") == "deny")
+        if any(e["kind"] == "esc" or (e["kind"] == "permission" and e.get("via") == "dialog"
+                                      and e.get("outcome") == "deny")
                for e in between):
             out.add(call)
     return out

@@ -7,8 +7,9 @@ and the same to the engine). One choice per feature:
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's
   ``settings.local.json``; each dialog is answered with Enter (yes) or Esc (no), in the calls' order;
-- ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, which reaches
-  the mod as the fake host's rule does (a plain ``Agent`` rule removes the tool before any hook: not used);
+- ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, and
+  ``{deny: RULE}`` that rule itself (the plain ``Agent`` removes the tool before any hook), in the project's
+  ``settings.json`` (the refusal names it: ``from projectSettings``);
 - ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
   ``permissionDecision: "deny"`` with the reason;
 - git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
@@ -33,6 +34,7 @@ from typing import Any
 
 from agent_cards.record import Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
+from agent_cards_simulator.runners.scripted_git import GIT_MS
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
@@ -50,7 +52,7 @@ class RealPermission(Value):
     """The concrete permission settings of a run."""
 
     decision: str = "allow"  # allow | ask | deny | hook-deny
-    deny_types: tuple[str, ...] = ()
+    deny_rules: tuple[str, ...] = ()  # as the settings write them: Agent, Agent(<type>)
     hook_reason: str = "Blocked by hook"
     answers: Mapping[str, bool] = field(default_factory=dict)  # ask: each Agent call's yes (True) or no
 
@@ -135,6 +137,9 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     for step in scenario.steps:
         if isinstance(step, steps.Workflow):
             return "a workflow step: the real engine raises agent.spawn for a workflow only from a workflow run"
+        if isinstance(step, steps.CallStep) and step.esc_after is not None and step.esc_after <= GIT_MS:
+            return (f"Esc {step.esc_after} ms into the calls, within git's {GIT_MS} ms read: the real git answers "
+                    "before a key reaches the screen")
         if isinstance(step, steps.At):
             return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
         if isinstance(step, steps.Errands):
@@ -142,6 +147,9 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
     for call in _calls(scenario):
+        if any(isinstance(v, str) and "\0" in v for v in call.input.values()):
+            return ("a NUL in the call's input: the command that carries it never starts, so no wrapper sees the run, "
+                    "and its toast names the real run's own lich path")
         if call.origin != "engine":
             return f"a call raised by the plugin {call.origin!r}: the scripted model can only make the model's calls"
         if call.agent is not None:
@@ -162,8 +170,6 @@ def _permission_problem(scenario: Scenario) -> str | None:
     for _, p in decided:
         if p.decision == "ask" and p.answer is None:
             return "a dialog nobody can answer: the interactive screen always has a person"
-        if p.decision == "deny" and p.reason:
-            return "a deny rule with its own text: the engine writes a rule's refusal itself"
     hook_reasons = {p.reason for _, p in decided if p.decision == "hook-deny"}
     if len(hook_reasons) > 1:
         return "hook denies with different reasons: one hook answers every call"
@@ -177,7 +183,8 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     if decision == "ask":
         permission = RealPermission("ask", answers={c.id: bool(p.answer) for c, p in decided})
     elif decision == "deny":
-        permission = RealPermission("deny", deny_types=tuple(dict.fromkeys(_agent_type(c) for c, _ in decided)))
+        permission = RealPermission("deny", deny_rules=tuple(dict.fromkeys(p.rule or f"Agent({_agent_type(c)})"
+                                                                        for c, p in decided)))
     elif decision == "hook-deny":
         permission = RealPermission("hook-deny", hook_reason=decided[0][1].reason or "Blocked by hook")
     else:

@@ -227,13 +227,11 @@ class RealRunner:
         elif git.mode == "detached":
             _git(sandbox, "checkout", "-q", "--detach")
         permission = self.plan.permission
-        rules: dict[str, list[str]] = {}
         if permission.decision == "ask":
-            rules["ask"] = ["Agent"]
-        elif permission.decision == "deny":
-            rules["deny"] = [f"Agent({t})" for t in permission.deny_types]
-        if rules:
-            _write(sandbox.project / ".claude" / "settings.local.json", json.dumps({"permissions": rules}))
+            _write(sandbox.project / ".claude" / "settings.local.json", json.dumps({"permissions": {"ask": ["Agent"]}}))
+        elif permission.decision == "deny":  # the project's settings: the refusal says "from projectSettings"
+            _write(sandbox.project / ".claude" / "settings.json",
+                   json.dumps({"permissions": {"deny": list(permission.deny_rules)}}))
         for name in self.scenario.session.agent_types:
             _write(sandbox.project / ".claude" / "agents" / f"{name}.md",
                    f"---\nname: {name}\ndescription: The project's own {name} agent.\n---\nYou are {name}.\n")
@@ -525,11 +523,16 @@ class RealRunner:
         spawning: dict[int, list[str]] = {}
         for n, times in by_step.items():
             agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
+            said_no = False  # a "no" at a dialog ends the turn: the step's later calls are never asked
             for call, at in zip(agents, times, strict=False):
+                if said_no:
+                    continue
+                said_no = permission.decision == "ask" and not permission.answers.get(call.id, True)
                 refused = (permission.decision == "hook-deny"
                            or (permission.decision == "ask" and not permission.answers.get(call.id, True))
-                           or (permission.decision == "deny" and str(call.input.get("subagent_type")
-                                                                      or "general-purpose") in permission.deny_types))
+                           or (permission.decision == "deny"
+                               and f"Agent({call.input.get('subagent_type') or 'general-purpose'})"
+                               in permission.deny_rules))
                 outcome = "deny" if refused else "allow"
                 out.append({"t": ms(at), "kind": "permission", "call": call.id, "outcome": outcome, "via": via})
                 if outcome == "allow":

@@ -22,6 +22,7 @@ from agent_cards.record import Record, Value, field
 from agent_cards_conformance.compare import Comparison, compare, task_of
 from agent_cards_simulator.host import claude_code, results
 from agent_cards_simulator.host.claude_code import FakeClaudeCode
+from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.files import load_all
 from agent_cards_simulator.scenario.model import Scenario
@@ -150,23 +151,22 @@ def _executor_wrapped(wrapper: Callable[[Any], Any]) -> contextlib.AbstractConte
 @contextlib.contextmanager
 def _permission_after_spawn() -> Iterator[None]:
     """The permission check runs after agent.spawn (lich opens a card before the person says yes)."""
-    original_permission, original_spawn = FakeClaudeCode._permission, FakeClaudeCode._spawn
+    original_checked, original_spawn = FakeClaudeCode._checked, FakeClaudeCode._spawn
 
-    def permission(self: FakeClaudeCode, call_id: str, verdict: Any) -> str | None:
+    def checked(self: FakeClaudeCode, call_id: str, verdict: Any, agent_type: str) -> str | None:
         if verdict.decision in ("allow", "ask") and (verdict.decision == "allow" or verdict.answer):
             self.__dict__.setdefault("_planted_checks", {})[call_id] = verdict
             return None
-        return original_permission(self, call_id, verdict)
+        return original_checked(self, call_id, verdict, agent_type)
 
-    async def spawn(self: FakeClaudeCode, event: Any, call_id: str, tool_input: Any = None) -> Any:
-        answer = await original_spawn(self, event, call_id, tool_input)
+    async def spawn(self: FakeClaudeCode, event: Any, call_id: str, turn: Any, tool_input: Any = None) -> Any:
+        answer = await original_spawn(self, event, call_id, turn, tool_input)
         verdict = self.__dict__.get("_planted_checks", {}).pop(call_id, None)
         if verdict is not None:
-            original_permission(self, call_id, verdict)
+            original_checked(self, call_id, verdict, "general-purpose")
         return answer
 
-    with mock.patch.object(FakeClaudeCode, "_permission", permission), mock.patch.object(FakeClaudeCode, "_spawn",
-                                                                                          spawn):
+    with mock.patch.object(FakeClaudeCode, "_checked", checked), mock.patch.object(FakeClaudeCode, "_spawn", spawn):
         yield
 
 
@@ -205,6 +205,18 @@ def _toast_changed() -> contextlib.AbstractContextManager[Any]:
 def _dialog_as_mode() -> contextlib.AbstractContextManager[Any]:
     return _record_patched(lambda _, kind, fields: (kind, {**fields, "via": "mode"})
                            if kind == "permission" and fields.get("via") == "dialog" else (kind, fields))
+
+
+def _every_dialog_asked() -> contextlib.AbstractContextManager[Any]:
+    """Each call gets a dialog of its own at once, and a "no" leaves the turn going on."""
+    async def permission(self: FakeClaudeCode, call_id: str, verdict: Any, turn: Any, agent_type: str) -> str | None:
+        return self._checked(call_id, verdict, agent_type)
+
+    return mock.patch.object(FakeClaudeCode, "_permission", permission)
+
+
+def _plain_rule_reaches_the_hooks() -> contextlib.AbstractContextManager[Any]:
+    return mock.patch.object(PermissionVerdict, "removes_tool", property(lambda self: False))
 
 
 _REJECTED = results.USER_REJECTED
@@ -246,6 +258,15 @@ KIT: tuple[Plant, ...] = (
           ("scenarios/deliver/garbage.yaml",), _toast_changed),
     Plant("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow",
           ("scenarios/perm/dialog-yes.yaml",), _dialog_as_mode),
+    Plant("every dialog asked", "lane", "two Agent calls of one reply each get a dialog, and a 'no' at the first "
+          "leaves the second to be asked, allowed and opened", ("scenarios/perm/parallel-no.yaml",),
+          _every_dialog_asked),
+    Plant("deny rule in words of its own", "text", "a typed deny rule answered 'Permission to use Agent has been "
+          "denied by a permission rule.'", ("scenarios/perm/rule-deny.yaml",),
+          lambda: _texts("rule_denied", lambda agent_type, rule: "Permission to use Agent has been denied by a "
+                         "permission rule.")),
+    Plant("plain deny rule reaches the hooks", "lane", "permissions.deny: [Agent] leaves the tool in the session, "
+          "so the mod takes the call", ("scenarios/perm/rule-deny-plain.yaml",), _plain_rule_reaches_the_hooks),
 )
 
 

@@ -86,8 +86,10 @@ def spy_register(spy: Spy) -> Register:
     [
         (PermissionVerdict("allow"), "mode", None),
         (PermissionVerdict("ask", answer=True), "dialog", None),
-        (PermissionVerdict("deny"), "rule", results.RULE_DENIED),
-        (PermissionVerdict("deny", reason="Agent is denied in settings"), "rule", "Agent is denied in settings"),
+        (PermissionVerdict("deny"), "rule", results.rule_denied("general-purpose", "Agent(general-purpose)")),
+        (PermissionVerdict("deny", rule="Agent(general-purpose)"), "rule",
+         "Agent type 'general-purpose' has been denied by permission rule 'Agent(general-purpose)' from "
+         "projectSettings."),
         (PermissionVerdict("ask", answer=False), "dialog", results.USER_REJECTED),
         (PermissionVerdict("ask"), "dialog", results.PERMISSION_DENIED_NOBODY),
         (PermissionVerdict("hook-deny", reason="no agents today"), "hook", results.hook_error("no agents today")),

@@ -141,6 +141,7 @@ INVALID: dict[str, str] = {
     "unknown step": HEAD + "steps:\n  - sleep: 100\n",
     "unknown bare step": HEAD + "steps:\n  - pause\n",
     "wait as text": HEAD + 'steps:\n  - wait: "1000"\n',
+    "a deny rule's own text": HEAD + "session: {permission: {deny: Denied by a rule.}}\nsteps: []\n",
     "wait negative": HEAD + "steps:\n  - wait: -5\n",
     "wait as a boolean": HEAD + "steps:\n  - wait: true\n",
     "until as a fraction": HEAD + "steps:\n  - until: 1.5\n",
@@ -222,7 +223,7 @@ VALID: dict[str, str] = {
     + "steps: []\n",
     "git in detail": HEAD + "session: {git: {branch: null, exit: 128, stderr: nope, missing: false}}\nsteps: []\n",
     "permission forms": HEAD
-    + "session: {permission: {deny: No.}}\nsteps:\n"
+    + "session: {permission: {deny: Agent(Explore)}}\nsteps:\n"
     + f"  - call: {CALL}\n    permission: {{ask: yes}}\n"
     + "  - call: {description: b, prompt: c}\n    permission: {hook-deny: Frozen}\n",
     "lich in full": HEAD

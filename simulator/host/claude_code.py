@@ -13,8 +13,11 @@ is refused before any hook runs; an isolated call outside a git repository is re
 
 Esc (measured on 2.1.328 through the plugin's bridge, ``docs/decisions.md`` "Esc during the open"): the
 call in flight is answered at once with the engine's rejection (:data:`results.USER_REJECTED`), whatever
-the hooks return later; the hooks go on, their signal aborted; the mod's process runs are not cut off
-(the bridge's session host runs them in a process session of its own, which Esc does not reach).
+the hooks return later; the hooks go on, their signal aborted, but a call they pass on after Esc runs
+nothing beneath them (no permission check, no ``agent.spawn``, no agent); the mod's process runs are not
+cut off (the bridge's session host runs them in a process session of its own, which Esc does not reach).
+The person's "no" at a permission dialog ends the turn the same way, and dialogs come one at a time, so
+the other calls of that reply are never asked.
 
 A reload runs ``register`` again in a fresh module and raises ``session.start`` again for that module
 (its hooks only), with the session's interactive flag (measured on 2.1.328).
@@ -239,7 +242,8 @@ class FakeClaudeCode:
         self.registry = Registry()
         self.chain = Chain(self.registry, self._bind, self._report)
         # state: what a session needs to go on
-        self._turn = AbortSignal()  # the asking session's turn: Esc aborts it, and a new turn begins
+        self._turn = AbortSignal()  # the asking session's turn: Esc (or a "no" at a dialog) ends it; a new one begins
+        self._dialog = asyncio.Lock()  # the permission dialog: one on screen at a time, the other calls wait
         self._generation = 0  # the loaded module's number: its timers and bound hosts carry it
         self._mod: Any = None  # what the loaded module's register returned
         self._errands: str | None = None  # the errands part of the lich line (lich's status module draws it)
@@ -460,8 +464,15 @@ class FakeClaudeCode:
         """Esc in the asking session: its own turn is interrupted (a call in flight is answered with the
         engine's rejection, its hooks go on with their signal aborted); background work goes on."""
         self.transcript.record("esc")
-        self._turn.abort()
-        self._turn = AbortSignal()
+        self._end_turn(self._turn)
+
+    def _end_turn(self, turn: AbortSignal) -> None:
+        """``turn`` is interrupted, if it is still the session's: every call of it still in flight is answered with
+        the engine's rejection and runs nothing more beneath its hooks (measured on 2.1.328: Esc during the mod's
+        read before the open opens nothing and starts no agent), and the next call begins a new turn."""
+        turn.abort()
+        if turn is self._turn:
+            self._turn = AbortSignal()
 
     async def call(
         self,
@@ -475,19 +486,22 @@ class FakeClaudeCode:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
         self._revive()
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
+        verdict = permission or PermissionVerdict()
         if tool == "Agent":
+            if verdict.removes_tool:  # the plain deny rule: no such tool in the session, no hook runs
+                return self.transcript.record("answer", call=call_id, error=results.NO_SUCH_TOOL)
             invalid = results.input_problem(tool, tool_input)
             if invalid is not None:  # the tool's schema, checked before any hook (2.1.328)
                 return self.transcript.record("answer", call=call_id, error=invalid)
         e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
         if agent_id is not None:
             e["agentId"] = agent_id
-        verdict = permission or PermissionVerdict()
-
-        async def core(e: Event) -> HookResult:
-            return await self._core_tool(e, origin, verdict)
 
         turn = self._turn
+
+        async def core(e: Event) -> HookResult:
+            return await self._core_tool(e, origin, verdict, turn)
+
         dispatch = asyncio.ensure_future(self.chain.dispatch("tool.call", e, core, origin, turn))
         escaped = turn.wait()
         try:
@@ -511,7 +525,7 @@ class FakeClaudeCode:
         index = self._books.workflow_steps
         spawn = self._spawn_event(f"workflow_{index}", description, prompt, "general-purpose", ENGINE, None)
         spawn["workflow"] = {"runId": "run_1", "agentIndex": index}
-        await self._spawn(spawn, f"workflow_{index}")
+        await self._spawn(spawn, f"workflow_{index}", self._turn)
 
     def set_errands(self, text: str | None) -> None:
         """lich's status module has this errands text to draw (None: nothing)."""
@@ -576,17 +590,21 @@ class FakeClaudeCode:
         self._books.refs += 1
         return self._books.refs
 
-    async def _core_tool(self, e: Event, origin: Origin, permission: PermissionVerdict) -> HookResult:
+    async def _core_tool(
+        self, e: Event, origin: Origin, permission: PermissionVerdict, turn: AbortSignal
+    ) -> HookResult:
         call_id = str(e.get("tool_use_id"))
+        if turn.aborted:  # its turn ended while the hooks ran: the call was answered then, and nothing runs for it
+            return results.error(results.USER_REJECTED)
         if e.get("tool") == "TaskStop":
             return self._native_task_stop(e)
         if e.get("tool") != "Agent":
             self.transcript.record("native", call=call_id, tool=e.get("tool"), input=_beneath(e))
             return {"ref": self._ref(), "result": "ok", "text": "ok"}
-        refusal = self._permission(call_id, permission)
+        agent_type = e.get("subagent_type") or "general-purpose"
+        refusal = await self._permission(call_id, permission, turn, str(agent_type))
         if refusal is not None:
             return results.error(refusal, self._ref())
-        agent_type = e.get("subagent_type") or "general-purpose"
         if agent_type not in self.session.agent_types:
             return results.error(results.unknown_agent_type(str(agent_type), list(self.session.agent_types)))
         if e.get("isolation") == "worktree" and not self.session.git_repo:  # before agent.spawn (2.1.328)
@@ -596,7 +614,7 @@ class FakeClaudeCode:
         )
         if isinstance(e.get("model"), str):
             spawn["model"] = e["model"]
-        answer = await self._spawn(spawn, call_id, _beneath(e))
+        answer = await self._spawn(spawn, call_id, turn, _beneath(e))
         if isinstance(answer.get("deny"), str):
             return results.error(results.spawn_denied(answer["deny"]))
         agent_id = str(answer.get("agentId"))
@@ -614,14 +632,38 @@ class FakeClaudeCode:
         }
         return {"ref": self._ref(), "result": result, "text": results.launched(agent_id)}
 
-    def _permission(self, call_id: str, permission: PermissionVerdict) -> str | None:
-        """The permission check; the refusal text, or None when the call may run."""
+    async def _permission(
+        self, call_id: str, permission: PermissionVerdict, turn: AbortSignal, agent_type: str
+    ) -> str | None:
+        """The permission check; the refusal text, or None when the call may run.
+
+        A person answers one dialog at a time: a call that comes to its dialog while another is on screen
+        waits for it. "No" ends the turn (measured on 2.1.328: two Agent calls of one reply, "no" at the first
+        dialog: one dialog shown, both calls answered with the rejection, nothing opened), so a call still
+        waiting for its dialog then is never asked."""
+        if permission.decision == "ask" and permission.answer is not None:
+            async with self._dialog:
+                if turn.aborted:
+                    return results.USER_REJECTED
+                refusal = self._checked(call_id, permission, agent_type)
+                if refusal is not None:
+                    self._end_turn(turn)
+                return refusal
+        return self._checked(call_id, permission, agent_type)
+
+    def _checked(self, call_id: str, permission: PermissionVerdict, agent_type: str) -> str | None:
+        """The check's verdict, recorded (a ``permission`` event). A typed deny rule for another agent type
+        lets the call run, as the mode does."""
         decision, via = permission.decision, {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(
             permission.decision, "hook"
         )
         refusal: str | None = None
         if decision == "deny":
-            refusal = permission.reason or results.RULE_DENIED
+            rule = permission.denied_type(agent_type)
+            if rule is None:
+                via = "mode"
+            else:
+                refusal = results.rule_denied(agent_type, rule)
         elif decision == "hook-deny":
             refusal = results.hook_error(permission.reason or "Blocked by hook")
         elif decision == "ask" and permission.answer is None:
@@ -650,7 +692,10 @@ class FakeClaudeCode:
             spawn["parentAgentId"] = parent
         return spawn
 
-    async def _spawn(self, spawn: Event, call_id: str, tool_input: dict[str, Any] | None = None) -> HookResult:
+    async def _spawn(
+        self, spawn: Event, call_id: str, turn: AbortSignal, tool_input: dict[str, Any] | None = None
+    ) -> HookResult:
+        """``agent.spawn`` down the hooks, their signal a child of the call's own ``turn``, then the native agent."""
         beneath = tool_input if tool_input is not None else {"description": spawn["description"],
                                                              "prompt": spawn["prompt"]}
 
@@ -662,7 +707,7 @@ class FakeClaudeCode:
             return {"model": e.get("model") or PARENT_MODEL, "agentId": agent_id}
 
         if self.registry.hooks("agent.spawn"):
-            answer = await self.chain.dispatch("agent.spawn", spawn, native, ENGINE, self._turn)
+            answer = await self.chain.dispatch("agent.spawn", spawn, native, ENGINE, turn)
         else:
             answer = await native(spawn)
         self.transcript.record("spawn", call=call_id, answer=answer)

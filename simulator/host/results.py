@@ -50,7 +50,16 @@ USER_REJECTED = (
     "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
     "to proceed."
 )
-RULE_DENIED = "Permission to use Agent has been denied by a permission rule."
+#: What the model reads when it calls Agent under the plain deny rule: the tool is gone, no hook ran.
+NO_SUCH_TOOL = (
+    "<tool_use_error>Error: No such tool available: Agent. Agent is disabled for this session, in subagents as "
+    "well as here.</tool_use_error>"
+)
+
+
+def rule_denied(agent_type: str, rule: str) -> str:
+    """A typed deny rule's refusal, the rule in the project's settings (``.claude/settings.json``)."""
+    return f"Agent type '{agent_type}' has been denied by permission rule '{rule}' from projectSettings."
 
 
 def hook_error(reason: str) -> str:

@@ -25,7 +25,6 @@ from agent_cards_simulator.clock import Stalled, VirtualEventLoop
 from agent_cards_simulator.host.claude_code import MOD_PLUGIN, FakeClaudeCode, Session
 from agent_cards_simulator.host.process_run import Executor
 from agent_cards_simulator.lich.world import LichWorld
-from agent_cards_simulator.runners.scripted_git import NOT_A_REPO
 from agent_cards_simulator.runners.virtual import VirtualExecutor
 from agent_cards_simulator.scenario import expect, model
 from agent_cards_simulator.scenario.model import Scenario
@@ -240,7 +239,7 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
             permission=own.permission,
             permission_mode=own.permission_mode,
             agent_types=(*Session(env={}).agent_types, *own.agent_types),
-            git_repo=not (own.git.exit and own.git.stderr in ("", NOT_A_REPO)),  # git's "not a git repository"
+            git_repo=own.git.is_repository(),
             keeps_state=own.data,
         )
         executor = scripted(scenario, make_executor(scenario, world, loop))

@@ -7,6 +7,7 @@ description in the schema.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent_cards_simulator.host.permission import PermissionVerdict
@@ -38,6 +39,15 @@ from agent_cards_simulator.scenario.yamlnodes import YMap
 # -- permission -------------------------------------------------------------------------------------------
 
 _ASK: dict[object, bool | None] = {True: True, False: False, "yes": True, "no": False, "nobody": None}
+#: A deny rule as Claude Code's settings write it: the plain ``Agent``, or ``Agent(<agent type>)``.
+_DENY_RULE = re.compile(r"Agent(?:\([^()\s][^()]*\))?")
+_DENY_RULE_EXPECTED = "a deny rule as the settings write it: Agent (the tool is gone) or Agent(<agent type>)"
+
+
+def _verdict(decision: str, detail: str) -> PermissionVerdict:
+    if decision == "deny":
+        return PermissionVerdict(decision, rule=detail)
+    return PermissionVerdict(decision, reason=detail)
 
 
 class _PermissionKind(Kind):
@@ -56,6 +66,8 @@ class _PermissionKind(Kind):
         ((decision, detail),) = value.items()
         if decision == "ask":
             return isinstance(detail, bool | str) and detail in _ASK
+        if decision == "deny":
+            return isinstance(detail, str) and _DENY_RULE.fullmatch(detail) is not None
         return isinstance(detail, str)
 
     def convert(self, value: Any) -> PermissionVerdict:
@@ -64,7 +76,7 @@ class _PermissionKind(Kind):
         ((decision, detail),) = value.items()
         if decision == "ask":
             return PermissionVerdict("ask", answer=_ASK[detail])
-        return PermissionVerdict(decision, reason=detail)
+        return _verdict(decision, detail)
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
         if isinstance(value, str):
@@ -83,16 +95,19 @@ class _PermissionKind(Kind):
                 r.fail(p, "ask", f"{path}.ask: expected yes, no or nobody, got {show(detail)}")
                 return FAILED
             return PermissionVerdict("ask", answer=_ASK[detail])
+        if decision == "deny" and not (isinstance(detail, str) and _DENY_RULE.fullmatch(detail)):
+            r.fail(p, decision, f"{path}.deny: expected {_DENY_RULE_EXPECTED}, got {show(detail)}")
+            return FAILED
         if not isinstance(detail, str):
             r.fail(p, decision, f"{path}.{decision}: expected the reason as text")
             return FAILED
-        return PermissionVerdict(decision, reason=detail)
+        return _verdict(decision, detail)
 
     def schema(self, defs: Defs) -> Schema:
         return described({"anyOf": [
             {
-                "description": "`allow`: the mode lets it run; `deny`: a rule refuses it (Claude Code's rule text); "
-                "`hook-deny`: a PreToolUse hook denies it.",
+                "description": "`allow`: the mode lets it run; `deny`: the rule `Agent(<the call's type>)` in the "
+                "project's settings refuses it (Claude Code's own text); `hook-deny`: a PreToolUse hook denies it.",
                 "type": "string",
                 "enum": list(self.WORDS),
             },
@@ -109,8 +124,11 @@ class _PermissionKind(Kind):
                         "enum": ["yes", "no", "nobody", True, False],
                     },
                     "deny": {
-                        "description": "A rule refuses the call; the text is the refusal the model reads.",
+                        "description": "A deny rule in the project's settings, as they write it: `Agent` takes the "
+                        "tool away before any hook runs (the model reads Claude Code's 'No such tool available'); "
+                        "`Agent(<type>)` refuses the calls of that agent type after the hooks passed them on.",
                         "type": "string",
+                        "pattern": "^" + _DENY_RULE.pattern + "$",
                     },
                     "hook-deny": {
                         "description": "A PreToolUse hook denies the call with this reason.", "type": "string",

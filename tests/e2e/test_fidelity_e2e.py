@@ -1,0 +1,54 @@
+"""Where the fake host was seen to differ from the real engine, run again in the real Claude Code.
+
+Two Agent calls of one reply with a "no" at the first dialog, a typed deny rule and the plain one go through
+``agent-cards conform`` and must conform. A prompt with a NUL cannot be compared lane by lane (the run never
+starts, so no wrapper sees it), so its real run is read directly: the native agent runs, after the mod's
+toast, and lich opens nothing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agent_cards_conformance.command import conform_one, to_text
+from agent_cards_conformance.plan import plan
+from agent_cards_conformance.real import run_real
+from agent_cards_simulator.scenario.files import load_all
+from agent_cards_simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario.replay import replay
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _scenario(name: str) -> Scenario:
+    scenarios, problems = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+    assert not problems, problems
+    return scenarios[0]
+
+
+@pytest.mark.parametrize("name", ["perm/parallel-no", "perm/rule-deny", "perm/rule-deny-plain"])
+def test_the_real_engine_ends_the_turn_and_words_its_rules_as_the_fake_host_does(name: str, claude: Path) -> None:
+    result = conform_one(_scenario(name), claude, "")
+    print(to_text(result))
+    assert result.verdict == "conforms", to_text(result)
+
+
+def test_a_nul_in_the_prompt_falls_back_to_the_native_agent_in_the_real_engine(claude: Path) -> None:
+    scenario = _scenario("fall/nul-prompt")
+    events = [dict(e) for e in replay(scenario).events]
+    folder = Path(tempfile.mkdtemp(prefix="conform-"))
+    try:
+        real = run_real(plan(scenario, events), claude, folder).events
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    kinds = [e["kind"] for e in real]
+    toasts = [str(e.get("text")) for e in real if e["kind"] == "toast"]
+    assert toasts and toasts[0].startswith("lich failed: agent ran natively."), real
+    assert [e.get("answer") for e in real if e["kind"] == "spawn"] == ["native"], real
+    assert "native" in kinds and not [e for e in real if e["kind"] == "run" and "open" in (e.get("argv") or [])], real
