@@ -45,6 +45,23 @@ class Process(Protocol):
         ...
 
 
+class KeptProcess(Protocol):
+    """A ``$.process`` whose runs may outlive the host that started them: the bridge's session host, whose
+    process can die while ``lich open`` runs. The engine's own ``$.process`` has none of this, so the mod
+    looks for ``run_kept`` and uses ``run`` where it is not there."""
+
+    async def run_kept(self, argv: Sequence[str], key: str, /, *, timeout_ms: int) -> ProcessResult:
+        """As ``run``, but what the command prints goes where a host started after this one finds it under
+        ``key`` (its own process group; its output to files the session keeps, not to this host's pipes)."""
+        ...
+
+    async def collect(self, key: str, /, *, started_ms: int, timeout_ms: int) -> ProcessResult:
+        """What the run kept under ``key`` by a host that died printed: waited for while it still runs, until
+        ``timeout_ms`` after ``started_ms`` (the host's clock), then its process group is ended. Raises
+        :class:`ProcessError`: ``timeout`` then, ``start`` when nothing of it is left. Never runs it again."""
+        ...
+
+
 class UI(Protocol):
     """``$.ui``. A host may also offer ``log(text)``, a line for the plugin's log: the mod writes there the
     whole text of a toast it cut to fit Claude Code's toast box (the engine's ``$`` has no log, so the

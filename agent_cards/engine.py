@@ -8,7 +8,9 @@ Code 2.1.328:
 - a hook is ``async (host, e, next) -> result``; ``await next(e)`` runs what is beneath and returns its
   result unchanged; ``next.origin`` says who raised the event, ``next.signal`` is aborted on Esc;
 - the host offers ``env.get``, ``process.run``, ``ui.toast``, ``ui.invalidate``, ``clock.now`` and the
-  timers ``clock.after`` / ``clock.every``; it keeps the mod's state in a ``StateStore``.
+  timers ``clock.after`` / ``clock.every``; it keeps the mod's state in a ``StateStore``. A host whose own
+  process may die mid-run (the bridge's session host) also offers ``process.run_kept`` / ``collect``
+  (``KeptProcess``): a run whose output the next host reads.
 
 The Protocols need ``typing``, which the command hook's start-up does without (``python -m bench cold``
 prints what ``import typing`` would add): they are written in :mod:`agent_cards._protocols`, and this
@@ -21,8 +23,8 @@ from agent_cards.record import Value
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS", "ENGINE", "MAX_TIMEOUT_MS", "UI", "Clock", "Env", "Event", "Hook", "HookResult", "Host",
-    "Matcher", "Next", "On", "Origin", "Process", "ProcessError", "ProcessErrorKind", "ProcessResult", "Signal",
-    "StateStore", "Timer", "error_reason", "text",
+    "KeptProcess", "Matcher", "Next", "On", "Origin", "Process", "ProcessError", "ProcessErrorKind", "ProcessResult",
+    "Signal", "StateStore", "Timer", "error_reason", "text",
 ]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -30,7 +32,20 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, Literal, TypeAlias
 
-    from agent_cards._protocols import UI, Clock, Env, Hook, Host, Next, On, Process, Signal, StateStore, Timer
+    from agent_cards._protocols import (
+        UI,
+        Clock,
+        Env,
+        Hook,
+        Host,
+        KeptProcess,
+        Next,
+        On,
+        Process,
+        Signal,
+        StateStore,
+        Timer,
+    )
 
     Event: TypeAlias = dict[str, Any]
     """An event as the engine hands it to a hook: a JSON-like mapping (``tool``, ``tool_use_id``, input…)."""
@@ -50,8 +65,8 @@ else:
     Matcher = dict
     ProcessErrorKind = str
 
-    _PROTOCOLS = frozenset({"Signal", "Next", "Env", "Process", "UI", "Clock", "Host", "On", "Timer", "Hook",
-                            "StateStore"})
+    _PROTOCOLS = frozenset({"Signal", "Next", "Env", "Process", "KeptProcess", "UI", "Clock", "Host", "On", "Timer",
+                            "Hook", "StateStore"})
 
     def __getattr__(name):
         """A Protocol, from :mod:`agent_cards._protocols` (loaded on first use)."""

@@ -104,6 +104,12 @@ def not_found(argv: Sequence[str]) -> ProcessError:
     return failed_to_start(argv, f'ENOENT: Executable not found in $PATH: "{argv[0]}"')
 
 
+def left_nothing(key: str) -> ProcessError:
+    """A kept run (``process.collect``) of which nothing is left: its host died before the command started, or
+    no run was ever kept under ``key``."""
+    return ProcessError(f"$.process.run(lich) left nothing: no output was kept for {key}", "start")
+
+
 def failed_to_start(argv: Sequence[str], why: OSError | str) -> ProcessError:
     """The command did not start: ``why`` is the system's error (its name and text, as the engine words it:
     ``EACCES: Permission denied``) or the reason itself."""

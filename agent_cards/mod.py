@@ -31,9 +31,9 @@ import contextlib
 from typing import Any
 
 from agent_cards import lich_calls, rules, taken
-from agent_cards.engine import Event, HookResult, Host, Next, On, ProcessError, ProcessResult, StateStore
+from agent_cards.engine import Event, HookResult, Host, KeptProcess, Next, On, ProcessError, ProcessResult, StateStore
 from agent_cards.record import Record, Value, field, replace
-from agent_cards.state import MemoryStore, Worker
+from agent_cards.state import MemoryStore, PendingOpen, Worker
 from agent_cards.texts import agent_text, person_text, toast_text
 
 POLL_MS = 5_000  # FOOTER-POLL
@@ -50,6 +50,27 @@ async def _run(host: Host, run: taken.ProcessRun) -> ProcessResult | Exception:
         return await host.process.run(list(run.argv), timeout_ms=run.timeout_ms)
     except Exception as error:  # FALL-BEFORE-ONLY: decided by the core, never left to the engine's fail-open
         return error
+
+
+def _kept_run(host: Host, key: str) -> KeptProcess | None:
+    """The host's ``process`` when its runs outlive it (the bridge's session host) and the call has an id to
+    keep the run under; else None, and the open is an ordinary run."""
+    process = host.process
+    return process if key and callable(getattr(process, "run_kept", None)) else None  # type: ignore[return-value]
+
+
+async def _run_kept(process: KeptProcess, key: str, run: taken.ProcessRun) -> ProcessResult | Exception:
+    try:
+        return await process.run_kept(list(run.argv), key, timeout_ms=run.timeout_ms)
+    except Exception as error:  # FALL-BEFORE-ONLY, as for ``_run``
+        return error
+
+
+def _pending(key: str, opening: taken.Opening, now_ms: int) -> PendingOpen:
+    """What the state keeps of an open about to start, for a host that may have to read it in this one's place."""
+    call = opening.call
+    return PendingOpen(key, call.description, call.prompt, call.branch, call.started_ms, now_ms,
+                       opening.run.timeout_ms, call.lang, opening.lich_bin)
 
 
 def _answer(decision: taken.Deny | taken.Answer) -> HookResult:
@@ -117,27 +138,58 @@ class AgentCards(Record):
         if planning is not None:  # PERM-PLAN: the native agent runs, held to plan mode
             await self._toast(host, planning)
             return await next(e)
-        printed = await _run(host, opening.run)
+        kept = _kept_run(host, key)
+        if kept is None:
+            printed = await _run(host, opening.run)
+        else:  # the open outlives this host: kept in the state before it starts, read by the next host if need be
+            self.store.update(lambda s: s.with_open(_pending(key, opening, host.clock.now())))
+            printed = await _run_kept(kept, key, opening.run)
         decision = opening.decide(printed, host.clock.now(), esc=next.signal.aborted)
+        worker = decision.worker if isinstance(decision, taken.Launched) else None
+        if kept is not None:  # read: the open leaves the state, the worker it opened comes in, in one change
+            self.store.update(lambda s: s.settled(key, worker, opening.lich_bin))
         if isinstance(decision, taken.Native):  # lich does not have the task: the native agent runs
             await self._toast(host, decision)
             return await next(e)
         self._calls[key] = Decided(decision)
-        if isinstance(decision, taken.Launched) and decision.worker is not None:
-            self._track(host, decision.worker, opening.lich_bin)
+        if worker is not None:
+            self._track(host, worker, opening.lich_bin, counted=kept is not None)
         return {"deny": opening.spawn_denial(decision)}
+
+    async def _collect(self, host: Host, pending: PendingOpen) -> None:
+        """An open a host that died started: what it printed is read now, as its call would have read it. A
+        worker it opened is counted, polled and stoppable; anything else leaves the state silently, since
+        the model was already told lich may have the task and no native agent ran. Never run again."""
+        collect = getattr(host.process, "collect", None)
+        printed: ProcessResult | Exception
+        try:
+            if not callable(collect):
+                raise ProcessError("this host keeps no runs", "start")
+            printed = await collect(pending.key, started_ms=pending.opened_ms, timeout_ms=pending.timeout_ms)
+        except Exception as error:  # decided like any failed open: nothing is counted
+            printed = error
+        decision = taken.kept_opening(pending).decide(printed, host.clock.now())
+        worker = decision.worker if isinstance(decision, taken.Launched) else None
+        self.store.update(lambda s: s.settled(pending.key, worker, pending.lich_bin))
+        if worker is not None:
+            self._track(host, worker, pending.lich_bin, counted=True)
 
     # -- workers: footer, polling, TaskStop ---------------------------------------------------------
 
-    def _track(self, host: Host, worker: Worker, lich_bin: str) -> None:
-        self.store.update(lambda s: s.with_worker(worker, lich_bin))
+    def _track(self, host: Host, worker: Worker, lich_bin: str, counted: bool = False) -> None:
+        """Count ``worker`` (``counted``: the state already does), redraw the footer, arm the poll."""
+        if not counted:
+            self.store.update(lambda s: s.with_worker(worker, lich_bin))
         host.ui.invalidate("ui.render")
         self._arm(host)
 
     def resume(self, host: Host) -> None:
         """A mod handed the state of one before it (a session host started again, a reload, the session
         continued in a new Claude Code process): lich is read at once, so that a worker it no longer lists
-        is dropped and every other is counted again, then every 5 s as ever (FOOTER-POLL)."""
+        is dropped and every other is counted again, then every 5 s as ever (FOOTER-POLL). An open the host
+        before it left running (it died mid-open) is read once it ends (``_collect``)."""
+        for pending in self.store.get().opens:
+            host.clock.after(0, lambda pending=pending: self._collect(host, pending))  # type: ignore[misc]
         if self._watching or not self.store.get().workers:
             return
         self._watching = True

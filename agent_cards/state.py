@@ -25,6 +25,23 @@ class Worker(Value):
     shared: bool  # True: it works in the asking session's checkout; False: in a worktree of its own
 
 
+class PendingOpen(Value):
+    """A ``lich open`` the mod started and has not yet read: kept in the state before it starts, so that a
+    session host started after the one running it died (its output went to files the host keeps under
+    ``key``, the call's ``tool_use_id``) still reads what it printed, counts the worker it opened, and never
+    runs it again. It holds what the mod needs to read that output as the call would have."""
+
+    key: str
+    description: str
+    prompt: str
+    branch: str  # "" for a call in the asking session's checkout
+    call_ms: int  # the call's start on the host's clock (what ``completed`` counts its duration from)
+    opened_ms: int  # the open's start: its two minutes run from here
+    timeout_ms: int
+    lang: str | None
+    lich_bin: str
+
+
 class ModState(Value):
     interactive: bool = False  # a session.start with isInteractive was seen (TAKE-INTERACTIVE)
     lich_bin: str = ""  # the LICH_BIN of the last tracked open: polling and TaskStop use it
@@ -35,6 +52,8 @@ class ModState(Value):
     #: Workers Claude Code told the model had failed (its own record of them died with the process before),
     #: and that the model has not yet been told still run in lich.
     reported_lost: tuple[str, ...] = ()
+    #: Opens under way (or whose host died while they ran), by the call's ``tool_use_id``.
+    opens: tuple[PendingOpen, ...] = ()
 
     def worker(self, name: str) -> Worker | None:
         return next((w for w in self.workers if w.name == name), None)
@@ -45,6 +64,15 @@ class ModState(Value):
 
     def without(self, names: set[str]) -> ModState:
         return replace(self, workers=tuple(w for w in self.workers if w.name not in names))
+
+    def with_open(self, pending: PendingOpen) -> ModState:
+        return replace(self, opens=(*(p for p in self.opens if p.key != pending.key), pending))
+
+    def settled(self, key: str, worker: Worker | None, lich_bin: str) -> ModState:
+        """The open ``key`` has been read: it leaves, and the worker it opened (if counted) comes in, in one
+        change, so that no kept state ever holds neither."""
+        state = replace(self, opens=tuple(p for p in self.opens if p.key != key))
+        return state if worker is None else state.with_worker(worker, lich_bin)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -59,6 +87,8 @@ class ModState(Value):
             data["owner"] = self.owner
         if self.reported_lost:
             data["reported_lost"] = list(self.reported_lost)
+        if self.opens:  # only while an open runs (or its host died): every other state's file is as it was
+            data["opens"] = [{name: getattr(p, name) for name in _OPEN_FIELDS} for p in self.opens]
         return data
 
     @classmethod
@@ -104,10 +134,32 @@ class ModState(Value):
         if not isinstance(lost, list) or not all(isinstance(name, str) for name in lost):
             wrong.append("reported_lost is not a list of names")
             lost = []
+        opens = _opens(data.get("opens", []), wrong)
         if wrong and report is not None:
             report("; ".join(wrong))
         return cls(interactive=interactive is True, lich_bin=lich_bin, workers=tuple(workers), owner=owner,
-                   reported_lost=tuple(lost))
+                   reported_lost=tuple(lost), opens=opens)
+
+
+_OPEN_FIELDS = ("key", "description", "prompt", "branch", "call_ms", "opened_ms", "timeout_ms", "lang", "lich_bin")
+
+
+def _opens(listed: object, wrong: list[str]) -> tuple[PendingOpen, ...]:
+    """The pending opens a state file lists; one it cannot read whole is left out (and named in ``wrong``)."""
+    if not isinstance(listed, list):
+        wrong.append("opens is not a list")
+        return ()
+    opens = []
+    for i, item in enumerate(listed):
+        ok = isinstance(item, dict) and isinstance(item.get("key"), str) and bool(item["key"])
+        ok = ok and all(isinstance(item.get(k), str) for k in ("description", "prompt", "branch", "lich_bin"))
+        ok = ok and all(type(item.get(k)) is int for k in ("call_ms", "opened_ms", "timeout_ms"))
+        ok = ok and (item.get("lang") is None or isinstance(item.get("lang"), str))
+        if not ok:
+            wrong.append(f"opens[{i}] is not an open")
+            continue
+        opens.append(PendingOpen(**{name: item.get(name) for name in _OPEN_FIELDS}))
+    return tuple(opens)
 
 
 def restore(given: object, kept: Any, owner: str, start: Mapping[str, Any] | None,

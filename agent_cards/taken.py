@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     from agent_cards.delivery import TakenCall
     from agent_cards.rules import Facts, Rule
-    from agent_cards.state import ModState, Worker
+    from agent_cards.state import ModState, PendingOpen, Worker
 
 
 class ProcessRun(Value):
@@ -292,6 +292,15 @@ class Opening(Value):
         from agent_cards.texts import agent_text
 
         return agent_text(self.call.lang, "deny.spawn", label=decision.card)
+
+
+def kept_opening(pending: PendingOpen) -> Opening:
+    """The ``Opening`` of an open a host that died left running, rebuilt from what the state kept of it: its
+    ``decide`` reads what it printed as its call would have (no argv: it is never run again)."""
+    from agent_cards.delivery import TakenCall
+
+    call = TakenCall(pending.key, pending.description, pending.prompt, pending.branch, pending.call_ms, pending.lang)
+    return Opening(call, ProcessRun((), pending.timeout_ms), pending.lich_bin)
 
 
 def opening(facts: Facts, base: ProcessResult | BaseException | None, now_ms: int) -> Native | Opening:

@@ -40,7 +40,9 @@ async function insideLich($) {
 }
 
 function counting() {
-  return Boolean(state && Array.isArray(state.workers) && state.workers.length)
+  // Workers counted, or an open under way whose host may die before it ends: the next host reads what it printed.
+  const listed = (name) => Boolean(state && Array.isArray(state[name]) && state[name].length)
+  return listed('workers') || listed('opens')
 }
 
 function say(text, slots) {
@@ -107,14 +109,7 @@ async function pump($, h, events) {
   }
   h.dead = true
   if (host === h) host = null
-  if (h.conn && !h.stopped && counting() && !restart) {
-    // It died while workers are counted: the poll's period later a fresh host reads the kept state, counts
-    // them again and polls lich, whether or not any other event comes meanwhile.
-    restart = setTimeout(() => {
-      restart = null
-      if (!host && !failure) start($, [])
-    }, RESTART_MS)
-  }
+  if (h.conn && !h.stopped) restartLater($)
   if (!h.conn && !h.stopped) {
     // It never said hello: this Python cannot serve the session (missing, too old, or broken).
     if (h.fatal && h.fatal.fatal === 'old') {
@@ -180,12 +175,26 @@ async function ready($, wait, budget) {
   }
 }
 
-function stop(h) {
-  // A host that hangs is ended (leaving its stream kills it); the next event starts another.
+function restartLater($) {
+  // A host gone while workers are counted (or an open ran): the poll's period later a fresh host reads the kept
+  // state, counts them again (and the worker the open made) and polls lich, whether or not any other event
+  // comes meanwhile.
+  if (!counting() || restart) return
+  restart = setTimeout(() => {
+    restart = null
+    if (!host && !failure) start($, [])
+  }, RESTART_MS)
+}
+
+function stop(h, $) {
+  // A host that hangs, or died under a request, is ended (leaving its stream kills it); the next event starts
+  // another, and so does the restart timer when workers or an open are kept (a host started meanwhile, as
+  // session.start does at once, leaves the timer nothing to do).
   if (host === h) host = null
   h.dead = true
   h.stopped = true
   if (h.stream) void Promise.resolve(h.stream.return()).catch(() => null)
+  restartLater($)
 }
 
 async function step($, h, request) {
@@ -206,7 +215,7 @@ async function step($, h, request) {
     if (response.status !== 200) throw new Error(`the bridge answered ${response.status}`)
     return JSON.parse(response.text)
   } catch (error) {
-    if (!isCancel(error)) stop(h)
+    if (!isCancel(error)) stop(h, $)
     throw error
   } finally {
     clearTimeout(timer)
@@ -273,7 +282,7 @@ export function register(on) {
     // The host starts before core's own step, so that Python's start-up overlaps the session's: the first
     // Agent call then seldom waits for it. Core only echoes the cwd (a hook's value changes nothing).
     if (await insideLich($)) {
-      if (host) stop(host) // raised again in this copy of the module: a fresh host, the state kept
+      if (host) stop(host, $) // raised again in this copy of the module: a fresh host, the state kept
       start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
     } // outside lich: no host, every call stays Claude Code's own
     return next(e)

@@ -614,3 +614,104 @@ def test_a_malformed_request_gets_an_error_answer(modules: list[FakeModule], lic
     assert footer["kind"] == "done"  # still serving
     module.close()
     assert module.proc.stderr is None or b"Traceback" not in (module.stderr or b"")
+
+
+# -- a host that dies while lich open runs -------------------------------------------------------------------
+
+
+def runs_of(tmp_path: Path) -> Path:
+    """Where the session of ``kept_env`` keeps its opens' output."""
+    return tmp_path / "data" / "session-hosts" / "runs" / "1836434f-7e3f"
+
+
+def wait_for(what: Any, timeout: float = 20.0) -> Any:
+    """``what()`` once it is true (a file the programs wrote, a log line), polled."""
+    deadline = time.monotonic() + timeout
+    while not (found := what()):
+        assert time.monotonic() < deadline, "never came"
+        time.sleep(0.02)
+    return found
+
+
+def test_an_open_whose_host_was_killed_is_counted_by_the_next_host_and_task_stop_closes_it(
+    modules: list[FakeModule], lich: LoggedLich, tmp_path: Path
+) -> None:
+    """SIGKILL while ``lich open`` runs: the open goes on in its own process group, printing into the files the
+    session keeps, and the pending open is in the kept state. The next host finds it there, waits for the open
+    to end, counts the worker it made (never running the open again), and TaskStop closes it."""
+    lich.restart(LichScript(checkout="/x", default_open=OpenScript(ms=3000)))
+    env = {**kept_env(tmp_path, os.getpid()), "FAKE_LICH_REAL_SLEEP": "1"}
+    first = start(modules, lich, extra=env)
+    e = agent_e()
+    _, passed = first.post({"op": "event", "id": "c1", "hook": AGENT, "e": e,
+                            "origin": {"plugin": "engine", "tier": "core"}, "event": "tool.call"})
+    assert passed["kind"] == "next"
+    _, opening = first.post({"op": "event", "id": "s1", "hook": SPAWN, "e": spawn_e(e),
+                             "origin": {"plugin": "engine", "tier": "core"}, "event": "agent.spawn"})
+    assert opening["kind"] == "pending" and opening["busy"] == ["lich"]
+    assert [p["key"] for p in first.state["opens"]] == ["toolu_1"]  # kept before the open started
+    record = wait_for(lambda: (runs_of(tmp_path) / "toolu_1.run").exists() and runs_of(tmp_path) / "toolu_1.run")
+    pid = json.loads(record.read_text())["pid"]
+    assert os.getpgid(pid) == pid  # a process group of its own
+    assert stat.S_IMODE((runs_of(tmp_path) / "toolu_1.out").stat().st_mode) == 0o600
+    first.proc.kill()  # mid-open
+    first.proc.wait()
+    assert lifetime.alive(pid)  # the open outlived its host
+    second = start(modules, lich, extra=env)  # the module's timer (or the next event) starts another
+    state = second.wait_line(lambda m: bool(m.get("state", {}).get("workers")))["state"]
+    assert [w["name"] for w in state["workers"]] == [WORKER] and "opens" not in state
+    assert [c[0] for c in lich.calls()].count("open") == 1  # never run again
+    assert not list(runs_of(tmp_path).iterdir())  # its files go once the worker is kept
+    footer = second.dispatch(FOOTER, {"component": "SessionMode", "props": {"modes": []}},
+                             lambda e: {"drawn": e["props"]["modes"]}, "ui.render")
+    assert footer["value"] == {"drawn": [person_text("footer.workers.one")]}
+    stop = second.dispatch(STOP, {"tool": "TaskStop", "tool_use_id": "t2", "task_id": WORKER},
+                           lambda e: pytest.fail("the worker's TaskStop never reaches Claude Code"))
+    assert stop["value"]["result"]["task_id"] == WORKER
+    assert lich.calls()[-1] == ["close", WORKER]
+    second.wait_line(lambda m: m.get("state", {}).get("workers") == [])
+
+
+def test_an_open_whose_host_died_before_it_began_is_dropped_silently(
+    modules: list[FakeModule], lich: LoggedLich, tmp_path: Path
+) -> None:
+    """A pending open with no output kept (its host died before the command started) leaves the state, with
+    no toast and no worker: the model was already told lich may have the task."""
+    pending = {"key": "toolu_9", "description": "Fix auth", "prompt": "Fix it.", "branch": "", "call_ms": 1,
+               "opened_ms": 1, "timeout_ms": 120_000, "lang": None, "lich_bin": str(lich.bin)}
+    data = tmp_path / "data" / "session-hosts" / "sessions"
+    data.mkdir(parents=True)
+    (data / "1836434f-7e3f.json").write_text(json.dumps({"interactive": True, "workers": [], "opens": [pending],
+                                                         "owner": str(os.getpid())}))
+    host = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))
+    host.wait_line(lambda m: "state" in m and "opens" not in m["state"])
+    assert host.state["workers"] == [] and not any("toast" in m for m in host.lines)
+    assert lich.calls() == []
+
+
+def test_a_kept_run_past_its_time_is_ended_with_its_group(tmp_path: Path) -> None:
+    """A kept run a host that died left running is waited for only until its time is up from its start; then
+    its process group is ended and it reads as timed out (the open's two minutes, here shortened)."""
+    from agent_cards.bridge.host import KeptRuns
+    from agent_cards.engine import ProcessError
+
+    runs = KeptRuns(str(tmp_path / "runs"))
+    sleeper = [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(600)"]
+
+    async def orphaned() -> None:
+        running = asyncio.ensure_future(runs.run(sleeper, "toolu_5", 600_000))
+        wait_out = tmp_path / "runs" / "toolu_5.out"
+        while not (wait_out.exists() and wait_out.read_text() == "started\n"):
+            await asyncio.sleep(0.02)
+        running.cancel()  # the host forgets it (as a host that died would): the command runs on
+
+    asyncio.run(orphaned())
+    pid = json.loads((tmp_path / "runs" / "toolu_5.run").read_text())["pid"]
+    assert lifetime.alive(pid)
+    with pytest.raises(ProcessError) as late:
+        asyncio.run(runs.collect("toolu_5", started_ms=time.time_ns() // 1_000_000 - 1000, timeout_ms=500))
+    assert late.value.kind == "timeout"
+    wait_for(lambda: not lifetime.alive(pid))
+    with pytest.raises(ProcessError) as gone:
+        asyncio.run(runs.collect("toolu_6", started_ms=0, timeout_ms=500))
+    assert gone.value.kind == "start"

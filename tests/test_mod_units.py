@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agent_cards import rules
 from agent_cards.delivery import NotOpened, Opened, TakenCall, answer, read_open
 from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
-from agent_cards.state import MemoryStore, ModState, Worker
+from agent_cards.state import MemoryStore, ModState, PendingOpen, Worker
 from agent_cards.taken import Completed, Deny, Launched
 from agent_cards.texts import AGENT
 
@@ -366,8 +366,12 @@ def test_the_answer_follows_the_prompt_language() -> None:
 
 names = st.text(min_size=1, max_size=20)
 workers = st.builds(Worker, name=names, label=names, description=st.text(max_size=40), shared=st.booleans())
+opens = st.builds(PendingOpen, key=names, description=st.text(max_size=40), prompt=st.text(max_size=40),
+                  branch=st.text(max_size=20), call_ms=st.integers(0, 2**40), opened_ms=st.integers(0, 2**40),
+                  timeout_ms=st.integers(1, 600_000), lang=st.none() | st.text(max_size=8),
+                  lich_bin=st.text(max_size=30))
 states = st.builds(ModState, interactive=st.booleans(), lich_bin=st.text(max_size=30),
-                   workers=st.lists(workers, max_size=5).map(tuple))
+                   workers=st.lists(workers, max_size=5).map(tuple), opens=st.lists(opens, max_size=3).map(tuple))
 
 
 @given(states)
@@ -422,6 +426,23 @@ def test_from_json_reads_what_it_can() -> None:
         lich_bin="",
         workers=(Worker("w1", "w1", "", True), Worker("w2", "Two", "d", False)),
     )
+
+
+def test_a_pending_open_is_kept_until_it_settles_into_its_worker() -> None:
+    """The state keeps an open from before it starts until it was read; the worker it opened comes in with the
+    same change that drops it, and a state without opens writes no ``opens`` key (files of before stay as
+    they were)."""
+    pending = PendingOpen("toolu_1", "Fix auth", "Fix it.", "", 10, 20, 120_000, None, "/bin/lich")
+    state = ModState().with_open(pending)
+    assert ModState.from_json(state.to_json()).opens == (pending,)
+    worker = Worker("w1", "One", "Fix auth", True)
+    settled = state.settled("toolu_1", worker, "/bin/lich")
+    assert settled.opens == () and settled.workers == (worker,) and "opens" not in settled.to_json()
+    assert state.settled("toolu_1", None, "/bin/lich") == ModState()
+    broken = {"opens": [{"key": "toolu_2", "call_ms": "soon"}, 5, state.to_json()["opens"][0]]}
+    said: list[str] = []
+    assert ModState.from_json(broken, said.append).opens == (pending,)
+    assert said == ["opens[0] is not an open; opens[1] is not an open"]
 
 
 def test_state_updates() -> None:

@@ -13,6 +13,7 @@ host started):
   back from beneath (or ``error``); ``answer``: the hook's answer (or ``error``);
 - ``run``: every ``lich`` and ``git`` argv with its ``timeout_ms``, ``exit``, ``stdout``, ``stderr``,
   ``error`` (why it failed, else null) and ``ms``; ``t`` is when it started;
+- ``collect``: an open a host that died left running, read by this one (``key``: its call, then as ``run``);
 - ``toast``, ``footer`` (the lich line the mod drew, when it changes), ``state`` (the workers it counts),
   ``cancel`` (the dispatches the engine gave up on: Esc, a "no").
 
@@ -340,19 +341,35 @@ class _JournaledProcess:
         self._inner, self._journal, self._d = inner, journal, d
 
     async def run(self, argv: Sequence[str], /, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProcessResult:
+        return await self._recorded(argv, timeout_ms, self._inner.run(argv, timeout_ms=timeout_ms))
+
+    async def run_kept(self, argv: Sequence[str], key: str, /, *, timeout_ms: int) -> ProcessResult:
+        """The host's run that outlives it (``KeptProcess``), recorded as any run."""
+        return await self._recorded(argv, timeout_ms, self._inner.run_kept(argv, key, timeout_ms=timeout_ms))
+
+    async def collect(self, key: str, /, *, started_ms: int, timeout_ms: int) -> ProcessResult:
+        """What a run a host that died kept printed: a ``collect`` record (no ``run``: nothing ran again)."""
+        done = self._inner.collect(key, started_ms=started_ms, timeout_ms=timeout_ms)
+        return await self._recorded({"key": key}, timeout_ms, done, "collect")
+
+    async def _recorded(self, argv: Sequence[str] | Mapping[str, str], timeout_ms: int,
+                        running: Awaitable[ProcessResult], kind: str = "run") -> ProcessResult:
         journal = self._journal
         t = journal.now()
         begun = time.monotonic()
-        record: dict[str, Any] = {"d": self._d, "argv": list(argv) if isinstance(argv, (list, tuple)) else argv,
-                                  "timeout_ms": timeout_ms}
+        record: dict[str, Any] = {"d": self._d, "timeout_ms": timeout_ms}
+        if isinstance(argv, Mapping):
+            record.update(argv)
+        else:
+            record["argv"] = list(argv) if isinstance(argv, (list, tuple)) else argv
         try:
-            result: ProcessResult = await self._inner.run(argv, timeout_ms=timeout_ms)
+            result: ProcessResult = await running
         except Exception as error:
-            journal.record("run", t, **record, exit=None, stdout="", stderr="", error=str(error) or
+            journal.record(kind, t, **record, exit=None, stdout="", stderr="", error=str(error) or
                            type(error).__name__, why=getattr(error, "kind", None),
                            ms=round((time.monotonic() - begun) * 1000))
             raise
-        journal.record("run", t, **record, exit=result.exit_code, stdout=_cap(result.stdout),
+        journal.record(kind, t, **record, exit=result.exit_code, stdout=_cap(result.stdout),
                        stderr=_cap(result.stderr), error=None, ms=round((time.monotonic() - begun) * 1000))
         return result
 

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_cards.bridge.dispatch import BridgeDispatch, DispatchCancelled
-from agent_cards.bridge.host import BridgeClock, BridgeEnv, BridgeHost, BridgeNext
+from agent_cards.bridge.host import BridgeClock, BridgeEnv, BridgeHost, BridgeNext, KeptRuns
 from agent_cards.bridge.journal import MOD_NAMES, JournaledHost, open_journal
 from agent_cards.bridge.lifetime import exit_now, log
 from agent_cards.engine import Event, HookResult, Origin, StateStore, Timer, error_reason
@@ -78,16 +78,24 @@ def kept_file(env: Mapping[str, str]) -> str | None:
     return session_file(os.path.join(data, KEPT_FOLDER), session)
 
 
+def runs_folder(kept: str) -> str:
+    """Where the session whose state is kept in ``kept`` keeps the output of its opens (:class:`KeptRuns`)."""
+    sessions, name = os.path.split(kept)
+    return os.path.join(os.path.dirname(sessions), "runs", name.removesuffix(".json"))
+
+
 class BridgeStore(MemoryStore):
     """The mod's state, each change told to the module (which hands it to a host it starts again) and written to
     the session's kept file, when there is one, before anything else happens: a host killed right after a
     change loses nothing, and one started in its place (after a crash, a reload, ``claude --continue``) reads
     it back."""
 
-    def __init__(self, state: ModState, told: Callable[[ModState], None], kept: StateStore | None = None) -> None:
+    def __init__(self, state: ModState, told: Callable[[ModState], None], kept: StateStore | None = None,
+                 runs: KeptRuns | None = None) -> None:
         super().__init__(state)
         self._told = told
         self.kept = kept
+        self.runs = runs
 
     def update(self, change: Callable[[ModState], ModState]) -> ModState:
         before = self.get()
@@ -98,6 +106,11 @@ class BridgeStore(MemoryStore):
                     self.kept.update(lambda _: after)
                 except OSError as error:  # a full or read-only data folder: the memory and the module still hold it
                     log(f"the state could not be kept in a file: {error_reason(error)}")
+            if self.runs is not None and before.opens != after.opens:  # an open read: its files may go now
+                still = {p.key for p in after.opens}
+                for pending in before.opens:
+                    if pending.key not in still:
+                        self.runs.forget(pending.key)
             self._told(after)
         return after
 
@@ -116,7 +129,10 @@ class BridgeSession:
         start = next((item.get("e") for item in events if isinstance(item, Mapping)
                       and item.get("event") == "session.start" and isinstance(item.get("e"), dict)), None)
         first = restore(state, store, machine.get("CLAUDE_PID") or "", start, log)
-        self.store = BridgeStore(first, self.told, store)
+        self.runs = None if path is None else KeptRuns(runs_folder(path))
+        if self.runs is not None:  # what an open left that the state no longer keeps (its host died meanwhile)
+            self.runs.prune(p.key for p in first.opens)
+        self.store = BridgeStore(first, self.told, store, self.runs)
         if store is not None:  # the file says who keeps it now, and what the model is still to be told
             with contextlib.suppress(OSError):
                 store.update(lambda _: first)
@@ -131,7 +147,7 @@ class BridgeSession:
         self.steps = 0
 
     def host(self, d: BridgeDispatch | None) -> BridgeHost | JournaledHost:
-        host = BridgeHost(self.env, self.clock, self.emit, d)
+        host = BridgeHost(self.env, self.clock, self.emit, d, self.runs)
         return host if self.journal is None or d is not None else self.journal.host(host)
 
     def told(self, state: ModState) -> None:

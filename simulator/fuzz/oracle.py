@@ -168,6 +168,7 @@ class SpecModel:
         self.natives = {e["call"] for e in events if e["kind"] == "native"}
         self.escs = [e["t"] for e in events if e["kind"] == "esc"]
         self.reloads = [e["t"] for e in events if e["kind"] == "reload"]
+        self.deaths = [e["t"] for e in events if e["kind"] == "host.dies"]
         self.runs = [(i, e) for i, e in enumerate(events) if e["kind"] == "run" and isinstance(e.get("argv"), list)]
         self.arms: dict[str, str] = {}  # call id -> the arm the spec gives it (for the reached states)
         self.reads: list[tuple[float, str]] = []  # (start, "good" | "failed" | "unsure") of each sessions read
@@ -289,7 +290,10 @@ class SpecModel:
             permission = next((e for e in self.events if e["kind"] == "permission" and e.get("call") == call_id), None)
             outcome = permission.get("outcome") if permission else None
             spawned = any(e["kind"] == "spawn" and e.get("call") == call_id for e in self.events)
-            quiet = not self._interrupted(call["t"], end)
+            # A session host that died while the open ran: the plugin's module denies the call (lich may have the
+            # task), and the next host counts the worker the open made, as after Esc: maybe counted, no arm.
+            died = any(run["t"] <= t < run["t"] + (run.get("ms") or 0) for _, run in opens for t in self.deaths)
+            quiet = not self._interrupted(call["t"], end) and not died
             if (outcome == "deny" or (quiet and not spawned)) and opens:
                 yield Disagreement("oracle-taken", f"the call {call_id} never reached agent.spawn (refused by the "
                                    "permission check or by Claude Code), yet lich open ran for it (PERM-FIRST, "

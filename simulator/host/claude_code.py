@@ -47,9 +47,10 @@ from agent_cards.engine import (
     ProcessResult,
     Timer,
 )
-from agent_cards.host_contract import host_check
+from agent_cards.host_contract import host_check, left_nothing, program_name
 from agent_cards.record import Record, Value, field
 from agent_cards.state import MemoryStore, ModState, restore
+from agent_cards.texts import agent_text
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.host import results
 from agent_cards_simulator.host.chain import AbortSignal, Chain, Invocation
@@ -93,6 +94,16 @@ class _Env:
         return self._values.get(name)
 
 
+class HostGone(BaseException):
+    """The plugin's session host died while the mod awaited a kept run (``lich open``): the mod's Python is
+    gone, so no ``except Exception`` of the mod may read it as a failed open; the plugin's module answers
+    the call in its place (``bridge.unsure``)."""
+
+    def __init__(self, program: str) -> None:
+        super().__init__(program)
+        self.program = program
+
+
 class BoundHost:
     """The host one hook invocation sees (``$``): every call pauses that hook's budget."""
 
@@ -100,6 +111,7 @@ class BoundHost:
         self._claude = claude
         self._invocation = invocation
         self._generation = generation
+        self._life = claude.host_life  # aborted when the session host serving this call dies
 
     @property
     def env(self) -> Env:
@@ -123,6 +135,33 @@ class BoundHost:
             return await self._claude.run_process(argv, timeout_ms, AbortSignal())
         with self._invocation.budget.suspended():
             return await self._claude.run_process(argv, timeout_ms, AbortSignal())
+
+    async def run_kept(self, argv: Any, key: str, /, *, timeout_ms: int) -> ProcessResult:
+        """``KeptProcess``: the run goes on, and keeps what it prints for the next host, if the session host dies
+        meanwhile (it runs beside the host, as the bridge's open runs in its own process group)."""
+        claude = self._claude
+        running = claude.start_kept(argv, key, timeout_ms)
+        gone = self._life.wait()
+        try:
+            if self._invocation is None:
+                await asyncio.wait((running, gone), return_when=asyncio.FIRST_COMPLETED)
+            else:
+                with self._invocation.budget.suspended():
+                    await asyncio.wait((running, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._life.forget(gone)
+        if not running.done():
+            raise HostGone(program_name(argv) if isinstance(argv, list | tuple) and argv else "lich")
+        claude.kept_runs.pop(key, None)
+        return running.result()
+
+    async def collect(self, key: str, /, *, started_ms: int, timeout_ms: int) -> ProcessResult:
+        """What the run kept under ``key`` printed, once it ends (its own timeout bounds it); nothing kept: the
+        engine's ``left nothing``."""
+        running = self._claude.kept_runs.pop(key, None)
+        if running is None or running.cancelled():  # never kept, or ended with its Claude Code process
+            raise left_nothing(key)
+        return await running
 
     async def toast(self, text: str, /) -> None:
         self._claude.transcript.record("toast", text=text)
@@ -253,6 +292,8 @@ class FakeClaudeCode:
         self._books = _Books()
         self._kept = MemoryStore()  # the session's state as the plugin keeps it across modules and processes
         self._dead = False  # the session host died: the next event that needs it starts another
+        self.host_life = AbortSignal()  # the running session host's life: aborted when it dies
+        self.kept_runs: dict[str, asyncio.Task[ProcessResult]] = {}  # opens that outlive their host, by call id
         self.registry.on_for(STATUS_PLUGIN, "prepend")("ui.render", {"component": "SessionMode"}, self._errands_part)
         self.load_mod()
 
@@ -338,7 +379,35 @@ class FakeClaudeCode:
             self._kept = MemoryStore()
         state = restore(None, self._kept, str(self._books.process), start, self._report)
         self._kept.update(lambda _: state)
-        self._mod = self._register(on, KeptStore(state, self._kept))
+        self._mod = self._register(self._bridged_on(on), KeptStore(state, self._kept))
+
+    def _bridged_on(self, on: Any) -> Any:
+        """``on`` as the plugin's module wires the mod: each hook through its session host, so that a host that
+        dies while a kept run is awaited is answered as the module answers it (``bridge.unsure``)."""
+
+        def bridged_on(event: str, *args: Any) -> None:
+            *matcher, hook = args
+            on(event, *matcher, self._bridged(hook))
+
+        return bridged_on
+
+    def _bridged(self, hook: Any) -> Any:
+        async def bridged(host: Any, e: Event, next: Any) -> Any:
+            try:
+                return await hook(host, e, next)
+            except HostGone as gone:  # a command ran for the call: lich may have the task
+                lang = self.session.env.get("LICH_PROMPT_LANG")
+                return {"deny": agent_text(lang, "bridge.unsure", program=gone.program)}
+
+        return bridged
+
+    def start_kept(self, argv: Any, key: str, timeout_ms: int) -> asyncio.Task[ProcessResult]:
+        """A run that outlives the session host that started it: what it gives waits in ``kept_runs`` for the
+        host that reads it (this one, or the next if this one dies)."""
+        running = self.spawn(self.run_process(argv, timeout_ms, AbortSignal()))
+        running.add_done_callback(_seen)
+        self.kept_runs[key] = running
+        return running
 
     def _resume_mod(self) -> None:
         """What a session host does once up: the mod re-arms what lived only in memory (its read of lich)."""
@@ -356,13 +425,18 @@ class FakeClaudeCode:
         self._generation += 1
 
     def host_dies(self) -> None:
-        """The plugin's session host dies between events: the mod's memory is gone; what it kept is not. The
-        next event that needs it starts another, and with workers counted the module does after 5 s."""
+        """The plugin's session host dies: the mod's memory is gone; what it kept is not. The next event that
+        needs it starts another, and with workers counted (or an open under way) the module does after 5 s.
+        A call whose open was running is answered by the module (``bridge.unsure``); the open runs on, and
+        the next host reads what it printed."""
         self.transcript.record("host.dies")
+        self.host_life.abort()  # a call awaiting its open is answered by the plugin's module instead
+        self.host_life = AbortSignal()
         self._stop_module()
         self._mod = None
         self._dead = True
-        if self._kept.get().workers:
+        kept = self._kept.get()
+        if kept.workers or kept.opens:  # an open it ran may have made a worker: the next host reads it
             self.loop.call_later(RESTART_MS / 1000, self._revive)
 
     def _revive(self) -> None:
@@ -767,6 +841,12 @@ class FakeClaudeCode:
         for note in self.executor.notes_due(self.now()):
             self.transcript.record("note", text=note.text)
         self._arm_notes()
+
+
+def _seen(task: asyncio.Task[ProcessResult]) -> None:
+    """A kept run's failure is read by whoever collects it, or by nobody (a scenario that ends first)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _beneath(e: Event) -> dict[str, Any]:

@@ -482,9 +482,10 @@ class Resume(Value):
 
 
 @action("host.dies", _NOTHING, form="`host.dies`", expected=_NOTHING.expected, bare=True,
-        doc="The plugin's session host dies between calls: the mod's memory and timers are gone, its kept state "
-        "is not. The next call, prompt or footer redraw starts another (`host.start`), and with workers counted "
-        "the module does 5 s later by itself.")
+        doc="The plugin's session host dies: the mod's memory and timers are gone, its kept state is not. The next "
+        "call, prompt or footer redraw starts another (`host.start`), and with workers counted (or an open under "
+        "way) the module does 5 s later by itself. As `at: T` mid-open: the call is denied (lich may have the "
+        "task), the open runs on, and the next host counts the worker it made.")
 class HostDies(Value):
     async def run(self, play: Play) -> str | None:
         play.host.host_dies()
@@ -607,7 +608,7 @@ class Workflow(Value):
 
 
 #: What an ``at:`` step may do at its time.
-TIMED = ("esc", "reload", "footer", "session.start", "errands", "check", "mode")
+TIMED = ("esc", "reload", "footer", "session.start", "errands", "check", "mode", "host.dies")
 
 
 class At(Value):

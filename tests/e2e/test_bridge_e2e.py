@@ -412,6 +412,48 @@ def test_a_host_killed_mid_open_runs_nothing_twice(
     assert not model.subagent_requests
 
 
+def test_a_host_killed_mid_open_leaves_a_worker_the_next_host_counts_and_task_stop_closes(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
+) -> None:
+    """SIGKILL to the session host while lich open runs: the model reads that lich may have the task; the open
+    goes on and keeps its output for the next host, which the module's timer starts: it counts the worker
+    (the footer), and TaskStop with the worker's roster name runs ``lich close``. The open runs once."""
+    fake_lich.restart(LichScript(checkout=str(sandbox.project), default_open=OpenScript(ms=3000)))
+    general = agent_call("Fix the auth flow", "Fix the auth flow in src/auth.")
+    stop = ToolUse("TaskStop", {"task_id": WORKER}, text="Stopping it.")
+    model = fake_api([general, "Understood.", stop, "Stopped."])
+    start = time.monotonic()
+    with Tui(claude, sandbox, [ROOT], model, env_extra=fake_lich.env(FAKE_LICH_REAL_SLEEP="1"),
+             extra_args=DEFAULT) as tui:
+        tui.type(TRIGGER)
+        fake_lich.wait_calls(lambda calls: len(calls) == 1, 60)
+        [first] = wait_hosts(sandbox)
+        kill_hosts(sandbox)
+        killed = time.monotonic()
+        assert model.wait_until(answered(general), 60), tui.screen()
+        tui.wait_for(re.escape(ONE), 60)  # the next host read the open's output and counts its worker
+        counted = time.monotonic() - killed
+        again = hosts(sandbox)
+        tui.wait_idle(30)
+        tui.type("Stop the worker lich opened.")
+        assert model.wait_until(answered(stop), 60), tui.screen()
+        tui.wait_idle(30)
+        wait_until("the footer cleared", lambda: ONE not in tui.screen(), 15)
+        status = tui.exit()
+    timings.append(f"interactive: host killed mid-open, counted {counted:.1f}s later, stopped: "
+                   f"{time.monotonic() - start:.2f}s")
+    assert status == 0
+    assert again and first not in again
+    denied = result_for(model, general)
+    assert denied.get("is_error") is True
+    assert "lich may already have the task" in text_of(denied["content"])
+    assert fake_lich.actions() == [open_argv("Fix the auth flow in src/auth."), ["close", WORKER]]
+    stopped = result_for(model, stop)
+    assert not stopped.get("is_error"), stopped
+    assert json.loads(text_of(stopped["content"]))["task_id"] == WORKER
+    assert not model.subagent_requests
+
+
 def test_a_missing_python_is_a_toast_and_the_agent_runs_natively(
     claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
