@@ -25,7 +25,8 @@ Each transcript becomes lanes, and each lane is compared on its own:
 | ``time`` | each event's ms after its cause (below) within :data:`TIME_TOLERANCE` |
 
 The cause of an event, in its own transcript: for a call's permission, spawn, native agent and answer, the
-latest event of that call before it (the call, its check, its spawn); for a run or a toast, the latest event
+latest event of that call before it (the call, its check, its spawn; a native agent counts from the check,
+and its spawn not from it); for a run or a toast, the latest event
 of any call before it; for a note, the latest call before it (a report's delay counts from the call); for a
 turn of the footer, the latest answer, poll, Esc or reload before it (what redrew it). An answer to a call the
 person interrupted (Esc, a "no") is read by the model only with the next prompt, so its time is not compared.
@@ -427,7 +428,12 @@ def _delay(events: Events, index: int) -> tuple[int, bool] | None:
     t = int(e.get("t", 0))
     chain = ("call", "permission", "spawn", "native", "answer")
     if e["kind"] in chain:
-        cause = _cause(events, index, lambda c: c["kind"] in chain and c.get("call") == e.get("call"))
+        # Claude Code's own agent is the spawn passed on beneath, and its launch is the answer: none of them
+        # is the others' cause. The fake host logs the agent as it starts, before the spawn's dispatch ends
+        # and the answer; the real run sees it at its first request, after both. Each counts from the check.
+        apart = {"spawn": ("native",), "native": ("spawn", "answer")}.get(e["kind"], ())
+        cause = _cause(events, index, lambda c: c["kind"] in chain and c["kind"] not in apart
+                       and c.get("call") == e.get("call"))
     elif e["kind"] == "footer":
         cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
     elif e["kind"] == "note":
@@ -481,14 +487,14 @@ def _spawn_arm(e: Mapping[str, Any]) -> str:
 
 
 def compare(fake: Events, real: Events, *, side_by_side: bool = False,
-            missing_program: str | None = None, lanes: Collection[str] | None = None) -> Comparison:
+            missing_programs: Collection[str] = (), lanes: Collection[str] | None = None) -> Comparison:
     """The differences; ``side_by_side``: the scenario raises calls in parallel, so what fake-lich numbers by
-    the order of its opens is compared as placeholders (:func:`by_order`); ``missing_program``: a program that
-    does not exist in the scenario, whose runs (failing to start) no wrapper can see; ``lanes``: only these
+    the order of its opens is compared as placeholders (:func:`by_order`); ``missing_programs``: programs that
+    do not exist in the scenario, whose runs (failing to start) no wrapper can see; ``lanes``: only these
     (a source that cannot see the others, as the session host's journal cannot see the engine's dialog)."""
     unseen: dict[str, int] = {}
-    if missing_program is not None:
-        kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] == missing_program)]
+    if missing_programs:
+        kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] in missing_programs)]
         if len(kept) != len(fake):
             unseen["run of a missing program"] = len(fake) - len(kept)
         fake = kept

@@ -12,7 +12,10 @@ and the same to the engine). One choice per feature:
 - ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
   ``permissionDecision: "deny"`` with the reason;
 - git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
-  message: a project that is not a git repository;
+  message: a project that is not a git repository; git failing with another message: the project on
+  ``main``, and the git the mod's session host runs (a wrapper that only the plugin's runs reach: Claude
+  Code's own git is the real one) answers every run with the scenario's exit and stderr; git missing: the
+  session host started with a PATH that holds no git (Claude Code keeps its own);
 - ``agent_types``: ``.claude/agents/<type>.md`` in the project;
 - ``esc_after: N``: Esc at the scenario's moment: when the fake host's open starts before it, N ms after the
   call counted from the real open's start (the bridge has reached the open), else N ms after the model's
@@ -36,10 +39,12 @@ from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
-#: The longest virtual span run in real time (ms): about two minutes.
-MAX_SPAN_MS = 125_000
-#: lich's exit codes a real program prints for an open (a scenario may set any number by hand).
-OPEN_EXITS = (0, 1)
+#: The longest virtual span run in real time (ms): a hung open's two minutes, the footer's polls after it and
+#: a report due after that (``open/timeout``).
+MAX_SPAN_MS = 150_000
+#: lich's exit codes a real program can end an open with: 0, 1 for a refusal, 2 for a Go runtime panic (a
+#: scenario may set any number by hand).
+OPEN_EXITS = (0, 1, 2)
 #: How long the mod lets a ``lich open`` run: a hung open lasts this long.
 OPEN_TIMEOUT_MS = 120_000
 POLL_MS = 5_000
@@ -56,8 +61,10 @@ class RealPermission(Value):
 
 
 class RealGit(Value):
-    mode: str = "branch"  # branch | detached | none (not a repository)
+    mode: str = "branch"  # branch | detached | none (not a repository) | refuses | missing (the mod's runs only)
     branch: str = "main"
+    exit: int = 0  # refuses: what every git run of the mod's exits with, and its stderr
+    stderr: str = ""
 
 
 class Plan(Value):
@@ -109,7 +116,8 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     session = scenario.session
     span = declared_span(scenario)
     if span > MAX_SPAN_MS:
-        return f"a virtual span of {span / 1000:.0f} s: too long to run in real time (the tier runs up to about 2 min)"
+        return (f"a virtual span of {span / 1000:.0f} s: too long to run in real time (the tier runs up to "
+                f"{MAX_SPAN_MS // 1000} s)")
     if not session.start:
         return "no session.start at the start: the real engine always raises it when a session begins"
     if not session.interactive:
@@ -118,13 +126,8 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
         return "no data folder (session.data: false): the real engine gives the plugin one, so its state is kept"
     if session.modes:
         return "other footer modes (session.modes): the person would have to switch modes; not driven"
-    git = session.git
-    if git.missing:
-        return "git missing: Claude Code needs git itself, so it cannot be hidden from the mod alone"
-    if git.runs:
+    if session.git.runs:
         return "scripted git command lines (session.git.runs): the real git answers what it answers"
-    if git.exit and git.stderr and git.stderr != GIT_NOT_A_REPO:
-        return "a git failure with its own message: only git's own 'not a git repository' can be made for real"
     lich = scenario.lich
     if any(w.read is not None for w in lich.lists):
         return "lich.lists by read number: answered by the replay's scripted runner, which fake-lich does not know"
@@ -147,6 +150,14 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
         if call.agent is not None:
             return "a subagent's own call (agent:): the scripted model makes the main loop's calls only"
     return _permission_problem(scenario)
+
+
+def missing_programs(scenario: Scenario) -> tuple[str, ...]:
+    """The programs the scenario leaves out of the mod's reach: their runs fail to start, which no wrapper
+    sees (lich's binary not installed, git not on the session host's PATH)."""
+    lich = scenario.env.get("LICH_BIN")
+    missing = (lich,) if lich and not scenario.lich.installed else ()
+    return missing + (("git",) if scenario.session.git.missing else ())
 
 
 def _decisions(scenario: Scenario) -> list[tuple[steps.ToolCall, PermissionVerdict]]:
@@ -183,7 +194,11 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     else:
         permission = RealPermission()
     git = scenario.session.git
-    if git.exit:
+    if git.missing:
+        concrete = RealGit("missing")
+    elif git.exit and git.stderr and git.stderr != GIT_NOT_A_REPO:
+        concrete = RealGit("refuses", exit=git.exit, stderr=git.stderr)
+    elif git.exit:
         concrete = RealGit("none")
     elif git.branch is None:
         concrete = RealGit("detached")

@@ -50,7 +50,7 @@ from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
 from agent_cards_conformance.model import MARKER, ConformModel
-from agent_cards_conformance.plan import Plan
+from agent_cards_conformance.plan import OPEN_TIMEOUT_MS, Plan
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
@@ -92,7 +92,13 @@ exit $rc
 _PYTHON = """#!/bin/sh
 f=$(mktemp {boots}/boot.$(date +%s%N).XXXXXX)
 cat > "$f"
-exec {python} "$@" < "$f"
+exec {env} {python} "$@" < "$f"
+"""
+
+#: The mod's git when the scenario scripts its failure: what it prints, and its exit.
+_GIT_REFUSES = """#!/bin/sh
+printf '%s' {stderr} >&2
+exit {exit}
 """
 
 
@@ -208,15 +214,31 @@ class RealRunner:
             "FAKE_LICH_ARGV0": self.scenario.env.get("LICH_BIN") or "lich"}.items())
         (self.runs / "lich").mkdir()
         (self.runs / "git").mkdir()
-        _write(self.lich_bin, _WRAPPER.format(guard="", runs=shlex.quote(str(self.runs / "lich")), env="env " + env,
+        # lich's wrapper runs with the PATH of the harness, whatever the session host's is (git hidden).
+        path = f"PATH={shlex.quote(os.environ.get('PATH', os.defpath))}; export PATH"
+        _write(self.lich_bin, _WRAPPER.format(guard=path, runs=shlex.quote(str(self.runs / "lich")), env="env " + env,
                                               program=shlex.quote(str(fake_lich_program()))), 0o755)
         real_git = shutil.which("git") or "git"
+        # Only the plugin's runs (its session host has CLAUDE_PLUGIN_ROOT) are the mod's: Claude Code's own
+        # git, for its worktrees and its prompt's context, is the real one untouched.
         guard = f'[ -n "$CLAUDE_PLUGIN_ROOT" ] || exec {shlex.quote(real_git)} "$@"'
+        mods_git = real_git
+        git = self.plan.git
+        if git.mode == "refuses":
+            mods_git = str(_write(self.folder / "git-refuses", _GIT_REFUSES.format(
+                stderr=shlex.quote(git.stderr), exit=int(git.exit)), 0o755))
         bin_dir = self.folder / "gitbin"
         _write(bin_dir / "git", _WRAPPER.format(guard=guard, runs=shlex.quote(str(self.runs / "git")), env="",
-                                                program=shlex.quote(real_git)), 0o755)
+                                                program=shlex.quote(mods_git)), 0o755)
         python = shutil.which("python3") or "python3"
-        _write(self.folder / "python", _PYTHON.format(boots=shlex.quote(str(self.boots)),
+        host_env = ""
+        if git.mode == "missing":
+            # The session host, and so every run of the mod's, looks for git in a folder that holds none.
+            (self.folder / "no-git").mkdir()
+            python = _interpreter(python)  # a launcher (pyenv's shim) would look for its own tools on PATH
+            env_program = shutil.which("env") or "/usr/bin/env"
+            host_env = f"{shlex.quote(env_program)} PATH={shlex.quote(str(self.folder / 'no-git'))}"
+        _write(self.folder / "python", _PYTHON.format(boots=shlex.quote(str(self.boots)), env=host_env,
                                                       python=shlex.quote(python)), 0o755)
         return bin_dir
 
@@ -423,8 +445,11 @@ class RealRunner:
         tui.wait_idle(60)
 
     def _open_ms(self, call: steps.ToolCall) -> int:
+        """How long the call's open may take: its scripted ms, or the mod's timeout for an open that hangs."""
         scripted = call.lich or self.scenario.lich.default_open
-        return scripted.ms if scripted is not None else 800
+        if scripted is None:
+            return 800
+        return OPEN_TIMEOUT_MS if scripted.hang else scripted.ms
 
     def _finish(self, tui: Tui, model: ConformModel, watcher: _Screen) -> None:
         """The last calls' results reach the model (after a "no" or Esc only with the next prompt); then
@@ -642,6 +667,15 @@ def _wait_gone(tui: Tui, text: str, timeout: float) -> None:
         if time.monotonic() >= deadline:
             raise TimeoutError(f"{text!r} still on screen")
         threading.Event().wait(0.1)
+
+
+def _interpreter(python: str) -> str:
+    """The interpreter ``python`` runs in the end, which needs no PATH to start."""
+    import subprocess
+
+    found = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.executable)"], capture_output=True,
+                           text=True, check=True, timeout=60).stdout.strip()
+    return found or python
 
 
 def _git(sandbox: Sandbox, *args: str) -> None:
