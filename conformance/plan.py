@@ -7,6 +7,8 @@ and the same to the engine). One choice per feature:
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's
   ``settings.local.json``; each dialog is answered with Enter (yes) or Esc (no), in the calls' order;
+  ``{ask: nobody}``: the same rule in ``claude -p``, where nobody is there to answer;
+- a non-interactive session (``session.interactive: false``): ``claude -p`` with the one step's prompt;
 - ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, which reaches
   the mod as the fake host's rule does (a plain ``Agent`` rule removes the tool before any hook: not used);
 - ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
@@ -23,7 +25,11 @@ and the same to the engine). One choice per feature:
 - ``reload``: the plugin's module file changed, which Claude Code reloads by itself (one trigger:
   ``/reload-plugins`` as well would start a second session host), ``/reload-plugins`` only if it did not;
 - ``session.start`` (interactive): ``/clear``;
+- ``session.modes`` (other modes in the footer): the person presses Shift+Tab until the footer shows
+  accept-edits mode (:data:`SWITCHED_MODE`), before the first step;
 - ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
+- ``errands``: a stand-in for lich's status module (a plugin listed before the mod's) draws the text as
+  the footer's ``lich: …`` mode; the harness hands it the text at the step's moment;
 - ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
 
 What cannot run, and why, is :func:`why_not`'s answer.
@@ -67,6 +73,12 @@ class RealGit(Value):
     stderr: str = ""
 
 
+#: The mode the person switches to with Shift+Tab for a footer with other modes (``session.modes``): its
+#: label then sits beside the lich line. Accept-edits mode, the first one from the default: plan mode would
+#: hold the Agent call itself to plan mode (PERM-PLAN), which no ``session.modes`` says.
+SWITCHED_MODE = "accept edits on"
+
+
 class Plan(Value):
     scenario: Scenario
     permission: RealPermission
@@ -74,6 +86,8 @@ class Plan(Value):
     end_ms: int  # the fake host's last event (at most the cap): the run lets real time pass up to here
     opens: Mapping[str, int] = field(default_factory=dict)  # call id: how many opens come before its own
     open_after: Mapping[str, int] = field(default_factory=dict)  # call id: ms from the call to its open's start
+    mode: str | None = None  # the footer's label of the mode the person switches to before the first step
+    printed: bool = False  # claude -p: a non-interactive session, with nobody to answer a dialog
 
 
 def _span(events: Sequence[Mapping[str, Any]]) -> int:
@@ -120,12 +134,8 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
                 f"{MAX_SPAN_MS // 1000} s)")
     if not session.start:
         return "no session.start at the start: the real engine always raises it when a session begins"
-    if not session.interactive:
-        return "a non-interactive session (claude -p): conform drives the interactive screen only"
     if not session.data:
         return "no data folder (session.data: false): the real engine gives the plugin one, so its state is kept"
-    if session.modes:
-        return "other footer modes (session.modes): the person would have to switch modes; not driven"
     if session.git.runs:
         return "scripted git command lines (session.git.runs): the real git answers what it answers"
     lich = scenario.lich
@@ -140,8 +150,6 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
             return "a workflow step: the real engine raises agent.spawn for a workflow only from a workflow run"
         if isinstance(step, steps.At):
             return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
-        if isinstance(step, steps.Errands):
-            return "lich's own status module (errands): not installed in the real run"
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
     for call in _calls(scenario):
@@ -149,7 +157,7 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
             return f"a call raised by the plugin {call.origin!r}: the scripted model can only make the model's calls"
         if call.agent is not None:
             return "a subagent's own call (agent:): the scripted model makes the main loop's calls only"
-    return _permission_problem(scenario)
+    return _permission_problem(scenario) or (_print_problem(scenario) if _printed(scenario) else None)
 
 
 def missing_programs(scenario: Scenario) -> tuple[str, ...]:
@@ -158,6 +166,28 @@ def missing_programs(scenario: Scenario) -> tuple[str, ...]:
     lich = scenario.env.get("LICH_BIN")
     missing = (lich,) if lich and not scenario.lich.installed else ()
     return missing + (("git",) if scenario.session.git.missing else ())
+
+
+def _printed(scenario: Scenario) -> bool:
+    """Run as ``claude -p``: the session is not interactive, or a dialog has nobody to answer it."""
+    return not scenario.session.interactive or any(
+        p.decision == "ask" and p.answer is None for _, p in _decisions(scenario))
+
+
+def _print_problem(scenario: Scenario) -> str | None:
+    """What ``claude -p`` cannot show: it takes one prompt, and nothing is typed or pressed while it runs."""
+    calls = [s for s in scenario.steps if isinstance(s, steps.CallStep)]
+    if len(calls) != 1:
+        return f"{len(calls)} call steps in a claude -p session: it takes one prompt"
+    if calls[0].esc_after is not None or any(isinstance(s, (steps.Esc, steps.Reload, steps.SessionStart))
+                                             for s in scenario.steps):
+        return "a key or a command in a claude -p session: nothing is typed or pressed while it runs"
+    if scenario.session.modes:
+        return "other footer modes in a claude -p session: it draws no footer"
+    answered = [p for _, p in _decisions(scenario) if p.decision == "ask" and p.answer is not None]
+    if answered:
+        return "a dialog the person answers in a claude -p session: nobody is there to answer it"
+    return None
 
 
 def _decisions(scenario: Scenario) -> list[tuple[steps.ToolCall, PermissionVerdict]]:
@@ -171,8 +201,6 @@ def _permission_problem(scenario: Scenario) -> str | None:
     if len(kinds) > 1:
         return f"calls with different permission checks ({', '.join(sorted(kinds))}): one run has one set of rules"
     for _, p in decided:
-        if p.decision == "ask" and p.answer is None:
-            return "a dialog nobody can answer: the interactive screen always has a person"
         if p.decision == "deny" and p.reason:
             return "a deny rule with its own text: the engine writes a rule's refusal itself"
     hook_reasons = {p.reason for _, p in decided if p.decision == "hook-deny"}
@@ -205,7 +233,8 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     else:
         concrete = RealGit("branch", git.branch)
     opens, open_after = _opens(scenario, events)
-    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after)
+    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after,
+                mode=SWITCHED_MODE if scenario.session.modes else None, printed=_printed(scenario))
 
 
 def _opens(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:

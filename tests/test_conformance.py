@@ -386,3 +386,45 @@ def test_with_git_missing_the_session_host_finds_no_git(tmp_path: Path) -> None:
     lich = subprocess.run([str(runner.lich_bin), "--version"], capture_output=True, text=True,
                           env={"PATH": str(tmp_path / "no-git")}, check=False)
     assert "not found" not in lich.stderr  # lich's wrapper runs with the harness's PATH
+
+
+def test_a_session_with_nobody_to_ask_or_not_interactive_runs_as_claude_p() -> None:
+    from agent_cards_conformance.plan import plan
+
+    for name in ("perm/nobody-to-ask", "take/not-interactive"):
+        [scenario], _ = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+        assert why_not(scenario, []) is None
+        assert plan(scenario, []).printed
+    [dialog], _ = load_all([ROOT / "scenarios" / "perm" / "dialog-yes.yaml"])
+    assert not plan(dialog, []).printed  # the person answers it on the screen
+
+
+def test_claude_p_takes_one_prompt_and_no_keys(tmp_path: Path) -> None:
+    source = (ROOT / "scenarios" / "take" / "not-interactive.yaml").read_text(encoding="utf-8")
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(source.replace("expect:", "  - call: {description: Again, prompt: Once more}\nexpect:"),
+                     encoding="utf-8")
+    pressed = tmp_path / "pressed.yaml"
+    pressed.write_text(source.replace("expect:", "  - esc\nexpect:"), encoding="utf-8")
+    scenarios, problems = load_all([twice, pressed])
+    assert not problems, problems
+    assert [str(why_not(s, [])).split(":")[0] for s in scenarios] == [
+        "2 call steps in a claude -p session", "a key or a command in a claude -p session"]
+
+
+def test_other_footer_modes_and_errands_run() -> None:
+    from agent_cards_conformance.plan import SWITCHED_MODE, plan
+
+    [modes], _ = load_all([ROOT / "scenarios" / "footer" / "modes.yaml"])
+    assert why_not(modes, []) is None and plan(modes, []).mode == SWITCHED_MODE
+    [errands], _ = load_all([ROOT / "scenarios" / "footer" / "errands.yaml"])
+    assert why_not(errands, []) is None and plan(errands, []).mode is None
+
+
+def test_the_stand_in_status_module_runs_above_the_mod(tmp_path: Path) -> None:
+    runner = _runner(tmp_path, "footer/errands")
+    status = runner._status_plugin()
+    module = (status / "hooks" / "status.js").read_text(encoding="utf-8")
+    assert "AGENT_CARDS_CONFORM_ERRANDS" in module and "'lich: ' + errands" in module
+    assert runner.errands.read_text(encoding="utf-8") == ""  # nothing drawn until an errands step
+    assert runner._env(tmp_path)["AGENT_CARDS_CONFORM_ERRANDS"] == str(runner.errands)
