@@ -217,8 +217,9 @@ def table(results: Sequence[Result], version: str = CLAUDE_VERSION, kit: str = "
         f"Written by `agent-cards conform --table docs/conformance.md scenarios` against the real Claude Code "
         f"{version}. Each scenario ran in the interactive screen (the plugin's bridged module, a scripted "
         "model, fake-lich in real time) and its transcript was compared with the fake host's; "
-        f"times: {TOLERANCE_TEXT}. How a scenario maps to the real engine: `conformance/plan.py`; what is "
-        "compared: `conformance/compare.py`.",
+        f"times: {TOLERANCE_TEXT}. Each real transcript is also held to the mod's invariants (the fuzzer's, and "
+        "the spec model's liveness: `conformance/invariants.py`); a break is a difference. How a scenario maps to "
+        "the real engine: `conformance/plan.py`; what is compared: `conformance/compare.py`.",
         "",
         *([f"The comparison proves itself (`agent-cards conform --self-test`): {kit.removeprefix('self-test: ')}.", ""]
           if kit else []),
@@ -260,6 +261,9 @@ were measured on older builds, and {ENGINE_VERSION} differs from them here:
   refusal reaches the model only with the person's next prompt.
 - **Permission rules**: in {ENGINE_VERSION} a plain `Agent` deny rule removes the tool before any hook runs;
   a typed one (`Agent(general-purpose)`) reaches the mod, with the engine's own refusal text.
+- **Nobody to answer a dialog** (measured in `claude -p`, the one session where nobody can): an ask rule's
+  refusal reads `Claude requested permissions to use Agent, but you haven't granted it yet.`; the testing
+  kit's, which the fake host gives, reads `Permission to use Agent has been denied. IMPORTANT: …`.
 - **Not modelled by the fake host**: a native background agent that finishes starts a model turn by itself
   (`Agent "…" finished` and a task notification); a scenario never depends on it.
 - Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent

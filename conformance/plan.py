@@ -154,7 +154,8 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
     for call in _calls(scenario):
         if call.origin != "engine":
-            return f"a call raised by the plugin {call.origin!r}: the scripted model can only make the model's calls"
+            return (f"a call raised by the plugin {call.origin!r}: not driven (the engine lets a plugin raise one "
+                    "with $.agent.spawn, under a tool_use id of its own; no stand-in plugin raises it yet)")
         if call.agent is not None:
             return "a subagent's own call (agent:): the scripted model makes the main loop's calls only"
     return _permission_problem(scenario) or (_print_problem(scenario) if _printed(scenario) else None)

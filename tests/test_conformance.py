@@ -428,3 +428,30 @@ def test_the_stand_in_status_module_runs_above_the_mod(tmp_path: Path) -> None:
     assert "AGENT_CARDS_CONFORM_ERRANDS" in module and "'lich: ' + errands" in module
     assert runner.errands.read_text(encoding="utf-8") == ""  # nothing drawn until an errands step
     assert runner._env(tmp_path)["AGENT_CARDS_CONFORM_ERRANDS"] == str(runner.errands)
+
+
+def test_toasts_of_calls_raised_side_by_side_come_in_any_order() -> None:
+    fake = [{"t": 0, "kind": "call", "call": "a"}, {"t": 0, "kind": "call", "call": "b"},
+            {"t": 800, "kind": "toast", "text": "A failed"}, {"t": 800, "kind": "toast", "text": "B failed"}]
+    real = [*fake[:2], {"t": 1900, "kind": "toast", "text": "B failed"},
+            {"t": 1950, "kind": "toast", "text": "A failed"}]
+    assert compare(fake, real, side_by_side=True).conforms
+    assert not compare(fake, real).conforms  # one call at a time: in order
+    real[3] = {**real[3], "text": "A failed again"}
+    assert [d.lane for d in compare(fake, real, side_by_side=True).differences] == ["toast"]
+
+
+def test_a_native_agent_counts_from_its_spawn_however_long_the_open_took() -> None:
+    """The fake host logs the agent as it starts, before its spawn's end at the same moment; the real run sees
+    it at its first request, after the spawn and the launch's answer."""
+    call = {"t": 0, "kind": "call", "call": "a"}
+    check = {"kind": "permission", "call": "a", "outcome": "allow", "via": "mode"}
+    fake = [call, {**check, "t": 0}, {"t": 120_000, "kind": "native", "call": "a", "input": {}},
+            {"t": 120_000, "kind": "spawn", "call": "a", "answer": "native"},
+            {"t": 120_000, "kind": "answer", "call": "a", "result": "x"}]
+    real = [call, {**check, "t": 3400}, {"t": 124_200, "kind": "spawn", "call": "a", "answer": "native"},
+            {"t": 124_500, "kind": "answer", "call": "a", "result": "x"},
+            {"t": 125_100, "kind": "native", "call": "a", "input": {}}]
+    assert [d for d in compare(fake, real).differences if d.lane == "time"] == []
+    late = [*real[:4], {**real[4], "t": 131_000}]  # the agent 6.8 s after its spawn
+    assert [d.key for d in compare(fake, late).differences if d.lane == "time"] == ["native a"]
