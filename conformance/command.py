@@ -215,8 +215,9 @@ def table(results: Sequence[Result], version: str = CLAUDE_VERSION, kit: str = "
         "# Conformance: the fake host against the real Claude Code",
         "",
         f"Written by `agent-cards conform --table docs/conformance.md scenarios` against the real Claude Code "
-        f"{version}. Each scenario ran in the interactive screen (the plugin's bridged module, a scripted "
-        "model, fake-lich in real time) and its transcript was compared with the fake host's; "
+        f"{version}. Each scenario ran in the interactive screen (or in `claude -p` where nobody is there to "
+        "answer: a non-interactive session; the plugin's bridged module, a scripted model, fake-lich in real "
+        "time) and its transcript was compared with the fake host's; "
         f"times: {TOLERANCE_TEXT}. Each real transcript is also held to the mod's invariants (the fuzzer's, and "
         "the spec model's liveness: `conformance/invariants.py`); a break is a difference. How a scenario maps to "
         "the real engine: `conformance/plan.py`; what is compared: `conformance/compare.py`.",
