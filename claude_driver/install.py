@@ -1,7 +1,8 @@
 """The Claude Code CLI that runs: the pinned build unless asked for another, installed once from npm into a
 cache, and the guarded environment of every run.
 
-Which build runs is one choice, :data:`CHOICE_ENV` (``AGENT_CARDS_CLAUDE``): unset or empty is the pinned
+Which build runs is one choice, :data:`CHOICE_ENV` (``AGENT_CARDS_CLAUDE``, or a command's ``--claude``,
+which sets it for that command: :func:`choose`): unset or empty is the pinned
 :data:`CLAUDE_VERSION`; a version (``2.1.332``) or a dist-tag (``latest``, resolved once through the
 registry) is installed into its own cache folder; a path to a ``claude`` binary is used as it is, never
 installed over.
@@ -52,16 +53,24 @@ def is_path_choice(chosen: str) -> bool:
     return "/" in chosen or chosen.startswith("~")
 
 
-def check_choice(chosen: str) -> str | None:
-    """One line saying why ``chosen`` names no build, or None when it does (nothing is run or fetched)."""
+def check_choice(chosen: str, said: str | None = None) -> str | None:
+    """One line saying why ``chosen`` names no build, or None when it does (nothing is run or fetched);
+    ``said``: how the person gave it (``--claude 2.1``), else as the variable."""
+    said = said or f"{CHOICE_ENV}={chosen}"
     if is_path_choice(chosen):
         path = Path(chosen).expanduser()
         if not (path.is_file() and os.access(path, os.X_OK)):
-            return f"{CHOICE_ENV}={chosen}: not an executable file"
+            return f"{said}: not an executable file"
         return None
     if _VERSION.fullmatch(chosen) or _TAG.fullmatch(chosen):
         return None
-    return f"{CHOICE_ENV}={chosen}: not a version (2.1.332), a dist-tag (latest) or a path to claude"
+    return f"{said}: not a version (2.1.332), a dist-tag (latest) or a path to claude"
+
+
+def choose(chosen: str) -> None:
+    """Make ``chosen`` the one choice of this process, as if :data:`CHOICE_ENV` said it (a command's
+    ``--claude``): the build installed, its version in the scratch HOME and in a table all follow it."""
+    os.environ[CHOICE_ENV] = chosen
 
 
 @cache

@@ -15,9 +15,10 @@ from typing import Any
 
 from agent_cards.arguments import STDIN, CommandParser, interrupted, parse, refused_output, usage_error, whole_number
 from agent_cards.record import Record, Value, field
-from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, choice, running_version
+from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, check_choice, choice, choose, running_version
 from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
-from agent_cards_conformance.plan import plan, why_not
+from agent_cards_conformance.invariants import invariant_differences
+from agent_cards_conformance.plan import missing_programs, plan, why_not
 from agent_cards_simulator.host.claude_code import ENGINE_VERSION
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.files import load_all
@@ -26,8 +27,8 @@ from agent_cards_simulator.scenario.replay import replay
 
 DESCRIPTION = f"""Replay each scenario through the real Claude Code (interactive, offline: the plugin's
 bridged module, a scripted model, fake-lich in real time, keys under tmux) and compare what happened with
-the fake host's transcript of the same file. The build is the pinned {CLAUDE_VERSION} unless
-{CHOICE_ENV} names a version, a dist-tag (latest) or a path to a claude binary.
+the fake host's transcript of the same file. The build is the pinned {CLAUDE_VERSION} unless --claude (or
+else {CHOICE_ENV}) names a version, a dist-tag (latest) or a path to a claude binary.
 
 Per scenario: conforms, differs (the differing events side by side), or cannot run (why)."""
 
@@ -42,13 +43,17 @@ exit status:
 
 def conform_parser() -> CommandParser:
     parser = CommandParser("agent-cards conform", DESCRIPTION, EXIT)
-    parser.usage = ("agent-cards conform [--json] [--jobs N] [--table FILE] FILE|DIR...\n"
+    parser.usage = ("agent-cards conform [--json] [--jobs N] [--claude VERSION|PATH] [--table FILE] FILE|DIR...\n"
                     "       agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl\n"
                     "       agent-cards conform --self-test")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per scenario per line: verdict, why, differences, both transcripts")
     parser.add_argument("--jobs", metavar="N", type=whole_number(1), default=2,
                         help="real runs at once (default 2; each its own HOME and lich state)")
+    parser.add_argument("--claude", metavar="VERSION|PATH",
+                        help=f"the Claude Code build to run: a version (2.1.332), a dist-tag (latest) or a path to a "
+                        f"claude binary (default: {CHOICE_ENV}, else the pinned {CLAUDE_VERSION}); the table is headed "
+                        "with the version that ran")
     parser.add_argument("--table", metavar="FILE", help="write the table of results as Markdown (docs/conformance.md)")
     parser.add_argument("--from", dest="saved", metavar="FILE",
                         help="judge again the real transcripts a `conform --json` run wrote against the fake host as "
@@ -157,8 +162,11 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) ->
 def judge(scenario: Scenario, result: Result) -> None:
     """Compare the two transcripts of ``result`` and give its verdict."""
     parallel = any(isinstance(s, steps.CallStep) and len(s.calls) > 1 for s in scenario.steps)
-    missing = None if scenario.lich.installed else scenario.env.get("LICH_BIN")
-    result.comparison = compare(result.fake, result.real, side_by_side=parallel, missing_program=missing)
+    result.comparison = compare(result.fake, result.real, side_by_side=parallel,
+                                missing_programs=missing_programs(scenario))
+    # The real run is held to the mod's own invariants too: a fake host that agrees with a broken mod must
+    # not make it conform.
+    result.comparison.differences += invariant_differences(scenario, result.real)
     explained = EXPLAINED.get(scenario.file)
     if result.comparison.conforms:
         result.verdict = "conforms"
@@ -207,10 +215,12 @@ def table(results: Sequence[Result], version: str = CLAUDE_VERSION, kit: str = "
         "# Conformance: the fake host against the real Claude Code",
         "",
         f"Written by `agent-cards conform --table docs/conformance.md scenarios` against the real Claude Code "
-        f"{version}. Each scenario ran in the interactive screen (the plugin's bridged module, a scripted "
-        "model, fake-lich in real time) and its transcript was compared with the fake host's; "
-        f"times: {TOLERANCE_TEXT}. How a scenario maps to the real engine: `conformance/plan.py`; what is "
-        "compared: `conformance/compare.py`.",
+        f"{version}. Each scenario ran in the interactive screen (or in `claude -p` where nobody is there to "
+        "answer: a non-interactive session; the plugin's bridged module, a scripted model, fake-lich in real "
+        "time) and its transcript was compared with the fake host's; "
+        f"times: {TOLERANCE_TEXT}. Each real transcript is also held to the mod's invariants (the fuzzer's, and "
+        "the spec model's liveness: `conformance/invariants.py`); a break is a difference. How a scenario maps to "
+        "the real engine: `conformance/plan.py`; what is compared: `conformance/compare.py`.",
         "",
         *([f"The comparison proves itself (`agent-cards conform --self-test`): {kit.removeprefix('self-test: ')}.", ""]
           if kit else []),
@@ -252,6 +262,9 @@ were measured on older builds, and {ENGINE_VERSION} differs from them here:
   refusal reaches the model only with the person's next prompt.
 - **Permission rules**: in {ENGINE_VERSION} a plain `Agent` deny rule removes the tool before any hook runs;
   a typed one (`Agent(general-purpose)`) reaches the mod, with the engine's own refusal text.
+- **Nobody to answer a dialog** (measured in `claude -p`, the one session where nobody can): an ask rule's
+  refusal reads `Claude requested permissions to use Agent, but you haven't granted it yet.`; the testing
+  kit's, which the fake host gives, reads `Permission to use Agent has been denied. IMPORTANT: …`.
 - **Not modelled by the fake host**: a native background agent that finishes starts a model turn by itself
   (`Agent "…" finished` and a task notification); a scenario never depends on it.
 - Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent
@@ -264,7 +277,7 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         return options
     paths: list[str] = options.paths
     if options.self_test:
-        if paths or options.saved is not None or options.json or options.table is not None:
+        if paths or options.saved is not None or options.json or options.table is not None or options.claude:
             return _usage("--self-test takes nothing else")
         return _self_test(out)
     as_json, table_file = options.json, options.table
@@ -273,11 +286,15 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     if table_file is not None and (problem := refused_output(table_file, force=True)):
         return _usage(problem)
     if options.saved is not None:
-        if paths:
-            return _usage("--from takes no scenario files")
+        if paths or options.claude is not None:
+            return _usage("--from runs nothing: it takes no scenario files and no --claude")
         return _report(_rejudged(Path(options.saved)), as_json, table_file, out, [])
     if not paths:
         return _usage("name scenario files or folders")
+    if options.claude is not None:
+        if problem := check_choice(options.claude, f"--claude {options.claude}"):
+            return _usage(problem)
+        choose(options.claude)
     from agent_cards_conformance.real import plugin_folder
 
     if plugin_folder() is None:

@@ -15,7 +15,7 @@ Each transcript becomes lanes, and each lane is compared on its own:
 |  | whether it failed, ``timeout_ms`` (when both sides know it), and its ms within :data:`RUN_TOLERANCE` |
 | ``polls`` | for each turn of the footer a poll drew (in the fake host): how many polls ran since the turn |
 |  | before (within :data:`POLL_SLACK`), and how many after the one whose output changed (exactly: none) |
-| ``toast`` | the texts in order, exactly |
+| ``toast`` | the texts in order, exactly (as a set of texts for calls raised side by side) |
 | ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included |
 | ``native`` | which calls Claude Code ran itself, with which input (and the task its agent read) |
 | ``note`` | the notes lich typed, in order, exactly |
@@ -25,7 +25,8 @@ Each transcript becomes lanes, and each lane is compared on its own:
 | ``time`` | each event's ms after its cause (below) within :data:`TIME_TOLERANCE` |
 
 The cause of an event, in its own transcript: for a call's permission, spawn, native agent and answer, the
-latest event of that call before it (the call, its check, its spawn); for a run or a toast, the latest event
+latest event of that call before it (the call, its check, its spawn; a native agent counts from its spawn,
+and the spawn not from the agent); for a run or a toast, the latest event
 of any call before it; for a note, the latest call before it (a report's delay counts from the call); for a
 turn of the footer, the latest answer, poll, Esc or reload before it (what redrew it). An answer to a call the
 person interrupted (Esc, a "no") is read by the model only with the next prompt, so its time is not compared.
@@ -427,8 +428,18 @@ def _delay(events: Events, index: int) -> tuple[int, bool] | None:
     e = events[index]
     t = int(e.get("t", 0))
     chain = ("call", "permission", "spawn", "native", "answer")
-    if e["kind"] in chain:
-        cause = _cause(events, index, lambda c: c["kind"] in chain and c.get("call") == e.get("call"))
+    if e["kind"] == "native":
+        # Claude Code's own agent is the spawn passed on beneath: the spawn is its cause, wherever the log has
+        # it at that moment (the fake host logs the agent as it starts, before the spawn's dispatch ends; the
+        # real run sees it at its first request, after the spawn and often after its launch's answer).
+        spawned = [c for c in events if c["kind"] == "spawn" and c.get("call") == e.get("call")
+                   and int(c.get("t", 0)) <= t]
+        cause = spawned[-1] if spawned else _cause(
+            events, index, lambda c: c["kind"] in ("call", "permission") and c.get("call") == e.get("call"))
+    elif e["kind"] in chain:
+        # ...and so the agent is not its spawn's cause either.
+        cause = _cause(events, index, lambda c: c["kind"] in chain and c["kind"] != "native"
+                       and c.get("call") == e.get("call"))
     elif e["kind"] == "footer":
         cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
     elif e["kind"] == "note":
@@ -439,7 +450,7 @@ def _delay(events: Events, index: int) -> tuple[int, bool] | None:
     return None if cause is None else (t - int(cause.get("t", 0)), cause["kind"] in ("call", "reload"))
 
 
-def _time_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: bool = False) -> None:
     pairs: list[tuple[str, int, int]] = []  # (label, fake index, real index)
     index_of = {id(e): i for i, e in enumerate(fake)}
     real_index = {id(e): i for i, e in enumerate(real)}
@@ -456,8 +467,15 @@ def _time_lane(fake: Events, real: Events, out: list[Difference]) -> None:
             pairs.append((f"run #{n} {' '.join(map(str, (f.get('argv') or [])[1:3]))}", index_of[id(f)],
                           real_index[id(r)]))
     for kind in ("toast", "note"):
-        for n, (fe, re_) in enumerate(zip(_of(fake, kind), _of(real, kind), strict=False), start=1):
-            pairs.append((f"{kind} #{n}", index_of[id(fe)], real_index[id(re_)]))
+        real_left = list(_of(real, kind))
+        for n, fe in enumerate(_of(fake, kind), start=1):
+            # side by side, a toast is paired with the real one of its text (they come in any order)
+            same = [r for r in real_left if r.get("text") == fe.get("text")] if side_by_side and kind == "toast" \
+                else real_left
+            if same:
+                paired = same[0]
+                real_left.remove(paired)
+                pairs.append((f"{kind} #{n}", index_of[id(fe)], real_index[id(paired)]))
     for n, ((fi, _), (ri, _)) in enumerate(zip(_turns(fake), _turns(real), strict=False), start=1):
         pairs.append((f"footer #{n}", fi, ri))
     for label, fi, ri in pairs:
@@ -482,14 +500,14 @@ def _spawn_arm(e: Mapping[str, Any]) -> str:
 
 
 def compare(fake: Events, real: Events, *, side_by_side: bool = False,
-            missing_program: str | None = None, lanes: Collection[str] | None = None) -> Comparison:
+            missing_programs: Collection[str] = (), lanes: Collection[str] | None = None) -> Comparison:
     """The differences; ``side_by_side``: the scenario raises calls in parallel, so what fake-lich numbers by
-    the order of its opens is compared as placeholders (:func:`by_order`); ``missing_program``: a program that
-    does not exist in the scenario, whose runs (failing to start) no wrapper can see; ``lanes``: only these
+    the order of its opens is compared as placeholders (:func:`by_order`); ``missing_programs``: programs that
+    do not exist in the scenario, whose runs (failing to start) no wrapper can see; ``lanes``: only these
     (a source that cannot see the others, as the session host's journal cannot see the engine's dialog)."""
     unseen: dict[str, int] = {}
-    if missing_program is not None:
-        kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] == missing_program)]
+    if missing_programs:
+        kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] in missing_programs)]
         if len(kept) != len(fake):
             unseen["run of a missing program"] = len(fake) - len(kept)
         fake = kept
@@ -508,7 +526,10 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     _answers(fake, real, out)
     _run_lane(fake, real, out)
     _polls_lane(fake, real, out)
-    _sequence("toast", [e.get("text") for e in _of(fake, "toast")], [e.get("text") for e in _of(real, "toast")], out)
+    toasts = [[str(e.get("text")) for e in _of(events, "toast")] for events in (fake, real)]
+    if side_by_side:  # calls raised side by side reach their hooks in any order: so do their toasts
+        toasts = [sorted(texts) for texts in toasts]
+    _sequence("toast", toasts[0], toasts[1], out)
     _sequence("footer", [line for _, line in _turns(fake)], [line for _, line in _turns(real)], out)
     _native_lane(fake, real, out)
     _sequence("note", [e.get("text") for e in _of(fake, "note")], [e.get("text") for e in _of(real, "note")], out)
@@ -517,7 +538,7 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     _sequence("keys", [e["kind"] for e in fake if e["kind"] in ("esc", "reload")],
               [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
     _order_lane(fake, real, out)
-    _time_lane(fake, real, out)
+    _time_lane(fake, real, out, side_by_side)
     if lanes is not None:
         out = [d for d in out if d.lane in lanes]
     for e in fake:

@@ -7,13 +7,18 @@ and the same to the engine). One choice per feature:
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's
   ``settings.local.json``; each dialog is answered with Enter (yes) or Esc (no), in the calls' order;
+  ``{ask: nobody}``: the same rule in ``claude -p``, where nobody is there to answer;
+- a non-interactive session (``session.interactive: false``): ``claude -p`` with the one step's prompt;
 - ``deny``: the typed rule ``permissions.deny: ["Agent(<type>)"]`` for each agent type called, and
   ``{deny: RULE}`` that rule itself (the plain ``Agent`` removes the tool before any hook), in the project's
   ``settings.json`` (the refusal names it: ``from projectSettings``);
 - ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
   ``permissionDecision: "deny"`` with the reason;
 - git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
-  message: a project that is not a git repository;
+  message: a project that is not a git repository; git failing with another message: the project on
+  ``main``, and the git the mod's session host runs (a wrapper that only the plugin's runs reach: Claude
+  Code's own git is the real one) answers every run with the scenario's exit and stderr; git missing: the
+  session host started with a PATH that holds no git (Claude Code keeps its own);
 - ``agent_types``: ``.claude/agents/<type>.md`` in the project;
 - ``esc_after: N``: Esc at the scenario's moment: when the fake host's open starts before it, N ms after the
   call counted from the real open's start (the bridge has reached the open), else N ms after the model's
@@ -21,7 +26,11 @@ and the same to the engine). One choice per feature:
 - ``reload``: the plugin's module file changed, which Claude Code reloads by itself (one trigger:
   ``/reload-plugins`` as well would start a second session host), ``/reload-plugins`` only if it did not;
 - ``session.start`` (interactive): ``/clear``;
+- ``session.modes`` (other modes in the footer): the person presses Shift+Tab until the footer shows
+  accept-edits mode (:data:`SWITCHED_MODE`), before the first step;
 - ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
+- ``errands``: a stand-in for lich's status module (a plugin listed before the mod's) draws the text as
+  the footer's ``lich: …`` mode; the harness hands it the text at the step's moment;
 - ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
 
 What cannot run, and why, is :func:`why_not`'s answer.
@@ -38,10 +47,12 @@ from agent_cards_simulator.runners.scripted_git import GIT_MS
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
-#: The longest virtual span run in real time (ms): about two minutes.
-MAX_SPAN_MS = 125_000
-#: lich's exit codes a real program prints for an open (a scenario may set any number by hand).
-OPEN_EXITS = (0, 1)
+#: The longest virtual span run in real time (ms): a hung open's two minutes, the footer's polls after it and
+#: a report due after that (``open/timeout``).
+MAX_SPAN_MS = 150_000
+#: lich's exit codes a real program can end an open with: 0, 1 for a refusal, 2 for a Go runtime panic (a
+#: scenario may set any number by hand).
+OPEN_EXITS = (0, 1, 2)
 #: How long the mod lets a ``lich open`` run: a hung open lasts this long.
 OPEN_TIMEOUT_MS = 120_000
 POLL_MS = 5_000
@@ -58,8 +69,16 @@ class RealPermission(Value):
 
 
 class RealGit(Value):
-    mode: str = "branch"  # branch | detached | none (not a repository)
+    mode: str = "branch"  # branch | detached | none (not a repository) | refuses | missing (the mod's runs only)
     branch: str = "main"
+    exit: int = 0  # refuses: what every git run of the mod's exits with, and its stderr
+    stderr: str = ""
+
+
+#: The mode the person switches to with Shift+Tab for a footer with other modes (``session.modes``): its
+#: label then sits beside the lich line. Accept-edits mode, the first one from the default: plan mode would
+#: hold the Agent call itself to plan mode (PERM-PLAN), which no ``session.modes`` says.
+SWITCHED_MODE = "accept edits on"
 
 
 class Plan(Value):
@@ -69,6 +88,8 @@ class Plan(Value):
     end_ms: int  # the fake host's last event (at most the cap): the run lets real time pass up to here
     opens: Mapping[str, int] = field(default_factory=dict)  # call id: how many opens come before its own
     open_after: Mapping[str, int] = field(default_factory=dict)  # call id: ms from the call to its open's start
+    mode: str | None = None  # the footer's label of the mode the person switches to before the first step
+    printed: bool = False  # claude -p: a non-interactive session, with nobody to answer a dialog
 
 
 def _span(events: Sequence[Mapping[str, Any]]) -> int:
@@ -111,22 +132,14 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     session = scenario.session
     span = declared_span(scenario)
     if span > MAX_SPAN_MS:
-        return f"a virtual span of {span / 1000:.0f} s: too long to run in real time (the tier runs up to about 2 min)"
+        return (f"a virtual span of {span / 1000:.0f} s: too long to run in real time (the tier runs up to "
+                f"{MAX_SPAN_MS // 1000} s)")
     if not session.start:
         return "no session.start at the start: the real engine always raises it when a session begins"
-    if not session.interactive:
-        return "a non-interactive session (claude -p): conform drives the interactive screen only"
     if not session.data:
         return "no data folder (session.data: false): the real engine gives the plugin one, so its state is kept"
-    if session.modes:
-        return "other footer modes (session.modes): the person would have to switch modes; not driven"
-    git = session.git
-    if git.missing:
-        return "git missing: Claude Code needs git itself, so it cannot be hidden from the mod alone"
-    if git.runs:
+    if session.git.runs:
         return "scripted git command lines (session.git.runs): the real git answers what it answers"
-    if git.exit and git.stderr and git.stderr != GIT_NOT_A_REPO:
-        return "a git failure with its own message: only git's own 'not a git repository' can be made for real"
     lich = scenario.lich
     if any(w.read is not None for w in lich.lists):
         return "lich.lists by read number: answered by the replay's scripted runner, which fake-lich does not know"
@@ -142,8 +155,6 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
                     "before a key reaches the screen")
         if isinstance(step, steps.At):
             return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
-        if isinstance(step, steps.Errands):
-            return "lich's own status module (errands): not installed in the real run"
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
     for call in _calls(scenario):
@@ -151,10 +162,41 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
             return ("a NUL in the call's input: the command that carries it never starts, so no wrapper sees the run, "
                     "and its toast names the real run's own lich path")
         if call.origin != "engine":
-            return f"a call raised by the plugin {call.origin!r}: the scripted model can only make the model's calls"
+            return (f"a call raised by the plugin {call.origin!r}: not driven (the engine lets a plugin raise one "
+                    "with $.agent.spawn, under a tool_use id of its own; no stand-in plugin raises it yet)")
         if call.agent is not None:
             return "a subagent's own call (agent:): the scripted model makes the main loop's calls only"
-    return _permission_problem(scenario)
+    return _permission_problem(scenario) or (_print_problem(scenario) if _printed(scenario) else None)
+
+
+def missing_programs(scenario: Scenario) -> tuple[str, ...]:
+    """The programs the scenario leaves out of the mod's reach: their runs fail to start, which no wrapper
+    sees (lich's binary not installed, git not on the session host's PATH)."""
+    lich = scenario.env.get("LICH_BIN")
+    missing = (lich,) if lich and not scenario.lich.installed else ()
+    return missing + (("git",) if scenario.session.git.missing else ())
+
+
+def _printed(scenario: Scenario) -> bool:
+    """Run as ``claude -p``: the session is not interactive, or a dialog has nobody to answer it."""
+    return not scenario.session.interactive or any(
+        p.decision == "ask" and p.answer is None for _, p in _decisions(scenario))
+
+
+def _print_problem(scenario: Scenario) -> str | None:
+    """What ``claude -p`` cannot show: it takes one prompt, and nothing is typed or pressed while it runs."""
+    calls = [s for s in scenario.steps if isinstance(s, steps.CallStep)]
+    if len(calls) != 1:
+        return f"{len(calls)} call steps in a claude -p session: it takes one prompt"
+    if calls[0].esc_after is not None or any(isinstance(s, (steps.Esc, steps.Reload, steps.SessionStart))
+                                             for s in scenario.steps):
+        return "a key or a command in a claude -p session: nothing is typed or pressed while it runs"
+    if scenario.session.modes:
+        return "other footer modes in a claude -p session: it draws no footer"
+    answered = [p for _, p in _decisions(scenario) if p.decision == "ask" and p.answer is not None]
+    if answered:
+        return "a dialog the person answers in a claude -p session: nobody is there to answer it"
+    return None
 
 
 def _decisions(scenario: Scenario) -> list[tuple[steps.ToolCall, PermissionVerdict]]:
@@ -167,9 +209,6 @@ def _permission_problem(scenario: Scenario) -> str | None:
     kinds = {p.decision for _, p in decided}
     if len(kinds) > 1:
         return f"calls with different permission checks ({', '.join(sorted(kinds))}): one run has one set of rules"
-    for _, p in decided:
-        if p.decision == "ask" and p.answer is None:
-            return "a dialog nobody can answer: the interactive screen always has a person"
     hook_reasons = {p.reason for _, p in decided if p.decision == "hook-deny"}
     if len(hook_reasons) > 1:
         return "hook denies with different reasons: one hook answers every call"
@@ -190,14 +229,19 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     else:
         permission = RealPermission()
     git = scenario.session.git
-    if git.exit:
+    if git.missing:
+        concrete = RealGit("missing")
+    elif git.exit and git.stderr and git.stderr != GIT_NOT_A_REPO:
+        concrete = RealGit("refuses", exit=git.exit, stderr=git.stderr)
+    elif git.exit:
         concrete = RealGit("none")
     elif git.branch is None:
         concrete = RealGit("detached")
     else:
         concrete = RealGit("branch", git.branch)
     opens, open_after = _opens(scenario, events)
-    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after)
+    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after,
+                mode=SWITCHED_MODE if scenario.session.modes else None, printed=_printed(scenario))
 
 
 def _opens(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:

@@ -40,17 +40,18 @@ import shlex
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import agent_cards
 from agent_cards.record import Record, field
 from agent_cards_claude_driver.model_api import text_of
+from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
 from agent_cards_conformance.model import MARKER, ConformModel
-from agent_cards_conformance.plan import Plan
+from agent_cards_conformance.plan import OPEN_TIMEOUT_MS, Plan
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
@@ -68,11 +69,12 @@ def plugin_folder() -> Path | None:
     return None
 FOOTER = re.compile(r"lich: \d+ workers?")
 #: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
-STATUS_ROW = re.compile(r"mode on|for shortcuts")
+STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
 DIALOG = "Do you want to proceed?"
 #: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
 AGENT_HOOK, SPAWN_HOOK = 1, 3
 STEP_TIMEOUT_S = 90.0
+MODE_PRESSES = 6  # more than the permission modes Shift+Tab cycles through
 RELOAD_SEEN_S = 15.0  # how long a changed module may take to start its host before the command is typed
 END_MARKER = "conform end: that is all."
 
@@ -92,8 +94,50 @@ exit $rc
 _PYTHON = """#!/bin/sh
 f=$(mktemp {boots}/boot.$(date +%s%N).XXXXXX)
 cat > "$f"
-exec {python} "$@" < "$f"
+exec {env} {python} "$@" < "$f"
 """
+
+#: The mod's git when the scenario scripts its failure: what it prints, and its exit.
+_GIT_REFUSES = """#!/bin/sh
+printf '%s' {stderr} >&2
+exit {exit}
+"""
+
+
+ERRANDS_ENV = "AGENT_CARDS_CONFORM_ERRANDS"
+#: The stand-in status module: the errands text the harness writes (``errands:`` steps), read every 0.1 s
+#: and drawn as a mode of the footer (``lich: TEXT``) above the mod, which then leaves its count out.
+_STATUS_MODULE = """// A stand-in for lich's status module in a conformance run: it draws the errands it is handed.
+let errands = ''
+let watching = false
+
+async function look($) {
+  const file = await $.env.get('ERRANDS_ENV')
+  const read = await $.process.run(['cat', file])
+  const text = read.exitCode === 0 ? read.stdout.trim() : ''
+  if (text !== errands) {
+    errands = text
+    $.ui.invalidate('ui.render')
+  }
+}
+
+function watch($) {
+  setInterval(() => {
+    look($).catch(() => null)
+  }, 100)
+}
+
+export function register(on) {
+  on('ui.render', { component: 'SessionMode' }, ($, e, next) => {
+    if (!watching) {
+      watching = true
+      watch($)
+    }
+    if (!errands) return next(e)
+    return next({ ...e, props: { ...e.props, modes: [...e.props.modes, 'lich: ' + errands] } })
+  })
+}
+""".replace("ERRANDS_ENV", ERRANDS_ENV)
 
 
 class RealRun(Record):
@@ -123,11 +167,13 @@ class _WallClock:
 
 
 class _Screen(threading.Thread):
-    """Reads the screen every 0.2 s: the footer's lich line as it changes."""
+    """Reads the screen every 0.2 s: the footer's lich line as it changes (the mod's count, or the errands
+    the stand-in status module draws)."""
 
-    def __init__(self, tui: Tui) -> None:
+    def __init__(self, tui: Tui, errands: Sequence[str] = ()) -> None:
         super().__init__(daemon=True)
         self.tui = tui
+        self.line = re.compile("|".join([FOOTER.pattern, *(re.escape(f"lich: {text}") for text in errands)]))
         self.stop = threading.Event()
         self.footers: list[tuple[float, str | None]] = []
         self.last = ""
@@ -136,7 +182,7 @@ class _Screen(threading.Thread):
         while not self.stop.is_set():
             with contextlib.suppress(Exception):
                 self.last = self.tui.screen()
-                found = FOOTER.findall(self.last)
+                found = self.line.findall(self.last)
                 line = found[-1] if found else None
                 # Without the row the lich line shares (a menu over it, Esc twice), the screen says nothing.
                 seen = line is not None or STATUS_ROW.search(self.last) is not None
@@ -171,6 +217,8 @@ class RealRunner:
         self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
         self.calls_file = folder / "lich" / "calls.json"
         self.remarks: list[str] = []
+        self.errands = folder / "errands.txt"  # what the stand-in status module draws after "lich: "
+        self.with_errands = any(isinstance(s, steps.Errands) for s in self.scenario.steps)
 
     def _call_steps(self) -> Iterator[steps.CallStep]:
         yield from (s for s in self.scenario.steps if isinstance(s, steps.CallStep))
@@ -185,6 +233,17 @@ class RealRunner:
         shutil.copy(source / "hooks" / "hooks.json", plugin / "hooks" / "hooks.json")
         shutil.copy(source / "hooks" / "agent-cards.js", self.module)
         (plugin / "agent_cards").symlink_to(MOD)
+        return plugin
+
+    def _status_plugin(self) -> Path:
+        """The stand-in for lich's status module: listed before the mod, so that its hook runs above the mod's
+        and the mod beneath sees the errands part, as with lich's own."""
+        plugin = self.folder / "status"
+        _write(plugin / ".claude-plugin" / "plugin.json",
+               json.dumps({"name": "conform-status", "version": "0.0.1", "description": "draws lich's errands"}))
+        _write(plugin / "hooks" / "status.js", _STATUS_MODULE)
+        _write(plugin / "hooks" / "hooks.json", json.dumps({"modules": ["./status.js"]}))
+        self.errands.write_text("", encoding="utf-8")
         return plugin
 
     def _hook_deny_plugin(self, reason: str) -> Path:
@@ -208,15 +267,31 @@ class RealRunner:
             "FAKE_LICH_ARGV0": self.scenario.env.get("LICH_BIN") or "lich"}.items())
         (self.runs / "lich").mkdir()
         (self.runs / "git").mkdir()
-        _write(self.lich_bin, _WRAPPER.format(guard="", runs=shlex.quote(str(self.runs / "lich")), env="env " + env,
+        # lich's wrapper runs with the PATH of the harness, whatever the session host's is (git hidden).
+        path = f"PATH={shlex.quote(os.environ.get('PATH', os.defpath))}; export PATH"
+        _write(self.lich_bin, _WRAPPER.format(guard=path, runs=shlex.quote(str(self.runs / "lich")), env="env " + env,
                                               program=shlex.quote(str(fake_lich_program()))), 0o755)
         real_git = shutil.which("git") or "git"
+        # Only the plugin's runs (its session host has CLAUDE_PLUGIN_ROOT) are the mod's: Claude Code's own
+        # git, for its worktrees and its prompt's context, is the real one untouched.
         guard = f'[ -n "$CLAUDE_PLUGIN_ROOT" ] || exec {shlex.quote(real_git)} "$@"'
+        mods_git = real_git
+        git = self.plan.git
+        if git.mode == "refuses":
+            mods_git = str(_write(self.folder / "git-refuses", _GIT_REFUSES.format(
+                stderr=shlex.quote(git.stderr), exit=int(git.exit)), 0o755))
         bin_dir = self.folder / "gitbin"
         _write(bin_dir / "git", _WRAPPER.format(guard=guard, runs=shlex.quote(str(self.runs / "git")), env="",
-                                                program=shlex.quote(real_git)), 0o755)
+                                                program=shlex.quote(mods_git)), 0o755)
         python = shutil.which("python3") or "python3"
-        _write(self.folder / "python", _PYTHON.format(boots=shlex.quote(str(self.boots)),
+        host_env = ""
+        if git.mode == "missing":
+            # The session host, and so every run of the mod's, looks for git in a folder that holds none.
+            (self.folder / "no-git").mkdir()
+            python = _interpreter(python)  # a launcher (pyenv's shim) would look for its own tools on PATH
+            env_program = shutil.which("env") or "/usr/bin/env"
+            host_env = f"{shlex.quote(env_program)} PATH={shlex.quote(str(self.folder / 'no-git'))}"
+        _write(self.folder / "python", _PYTHON.format(boots=shlex.quote(str(self.boots)), env=host_env,
                                                       python=shlex.quote(python)), 0o755)
         return bin_dir
 
@@ -242,6 +317,8 @@ class RealRunner:
         if wanted is not None:
             env["LICH_BIN"] = str(self.lich_bin) if self.scenario.lich.installed else str(self.folder / "no-lich")
         env["AGENT_CARDS_BRIDGE_LOG"] = str(self.bridge_log)
+        if self.with_errands:
+            env[ERRANDS_ENV] = str(self.errands)
         env["AGENT_CARDS_PYTHON"] = str(self.folder / "python")
         env["PATH"] = f"{git_bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
         return env
@@ -250,7 +327,7 @@ class RealRunner:
 
     def run(self) -> RealRun:
         plugin = self._plugin()
-        plugins = [plugin]
+        plugins = [self._status_plugin(), plugin] if self.with_errands else [plugin]
         if self.plan.permission.decision == "hook-deny":
             plugins.append(self._hook_deny_plugin(self.plan.permission.hook_reason))
         git_bin = self._wrappers()
@@ -261,9 +338,15 @@ class RealRunner:
         screen = ""
         try:
             self._project(sandbox)
+            if self.plan.printed:
+                screen = self._printed(sandbox, plugins, model, git_bin)
+                return RealRun(self._events(model, [], sandbox), screen, self.remarks)
             with Tui(self.claude, sandbox, plugins, model, env_extra=self._env(git_bin),
                      extra_args=["--permission-mode", "default"], ready_timeout=60) as tui:
-                watcher = _Screen(tui)
+                if self.plan.mode is not None:
+                    self._switch_mode(tui, self.plan.mode)
+                watcher = _Screen(tui, [s.text for s in self.scenario.steps
+                                        if isinstance(s, steps.Errands) and s.text])
                 watcher.start()
                 try:
                     self._steps(tui, model)
@@ -275,11 +358,38 @@ class RealRunner:
                     watcher.join(5)
                 with contextlib.suppress(TimeoutError, AssertionError):
                     tui.exit()
-                events = self._events(model, watcher, sandbox)
+                events = self._events(model, watcher.footers, sandbox)
         finally:
             model.close()
             sandbox.cleanup()
         return RealRun(events, screen, self.remarks)
+
+    def _printed(self, sandbox: Sandbox, plugins: Sequence[Path], model: ConformModel, git_bin: Path) -> str:
+        """A non-interactive session: ``claude -p`` with the one step's marker as its prompt. Nobody is there
+        to answer a dialog (the engine refuses what would ask), and no screen has a footer. What it printed
+        stands for the screen."""
+        (step,) = self._call_steps()
+        timeout = STEP_TIMEOUT_S + max(self._open_ms(c) for c in step.calls) / 1000
+        run = run_print(self.claude, sandbox, plugins, MARKER.format(n=1), model, env_extra=self._env(git_bin),
+                        extra_args=["--permission-mode", "default"], timeout=timeout)
+        printed = f"claude -p exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+        if 1 not in model.served:
+            raise TimeoutError(f"the model was never asked for step 1: {printed}")
+        if run.timed_out:
+            raise TimeoutError(f"claude -p ran past {timeout:.0f} s: {printed}")
+        self.clock.wait_until(self.plan.end_ms, self.stop)
+        return printed
+
+    def _switch_mode(self, tui: Tui, label: str) -> None:
+        """Shift+Tab, as the person cycles the permission modes, until the footer names ``label`` (each press
+        waits for the footer to change: a key pressed before the redraw would be lost)."""
+        for _ in range(MODE_PRESSES):
+            before = tui.screen()
+            if label in before:
+                return
+            tui.key("BTab")
+            self._wait(_changed(tui, before), 10, "Shift+Tab changed nothing", tui)
+        raise TimeoutError(f"the footer never showed {label!r}:\n{tui.screen()}")
 
     def _served(self, n: int) -> None:
         """The model sent step n's calls: the scenario's clock starts with the first step, and fake-lich
@@ -320,6 +430,10 @@ class RealRunner:
                 self._mark("reload")
                 self._reload(tui)
                 tui.wait_idle(30)
+            elif isinstance(step, steps.Errands):
+                temp = self.errands.with_suffix(".tmp")
+                temp.write_text(step.text or "", encoding="utf-8")
+                temp.replace(self.errands)
             elif isinstance(step, steps.SessionStart):
                 tui.type("/clear")
                 tui.wait_idle(30)
@@ -421,8 +535,11 @@ class RealRunner:
         tui.wait_idle(60)
 
     def _open_ms(self, call: steps.ToolCall) -> int:
+        """How long the call's open may take: its scripted ms, or the mod's timeout for an open that hangs."""
         scripted = call.lich or self.scenario.lich.default_open
-        return scripted.ms if scripted is not None else 800
+        if scripted is None:
+            return 800
+        return OPEN_TIMEOUT_MS if scripted.hang else scripted.ms
 
     def _finish(self, tui: Tui, model: ConformModel, watcher: _Screen) -> None:
         """The last calls' results reach the model (after a "no" or Esc only with the next prompt); then
@@ -440,7 +557,8 @@ class RealRunner:
 
     # -- the transcript -------------------------------------------------------------------------------
 
-    def _events(self, model: ConformModel, watcher: _Screen, sandbox: Sandbox) -> list[dict[str, Any]]:
+    def _events(self, model: ConformModel, footers: Sequence[tuple[float, str | None]],
+                sandbox: Sandbox) -> list[dict[str, Any]]:
         ms = self.clock.ms
         events: list[dict[str, Any]] = []
         for boot in sorted(self.boots.glob("boot.*")):
@@ -461,7 +579,7 @@ class RealRunner:
             for effect in line.get("effects") or []:
                 if isinstance(effect, dict) and "toast" in effect:
                     events.append({"t": ms(float(line.get("t") or 0)), "kind": "toast", "text": effect["toast"]})
-        for at, footer in watcher.footers:
+        for at, footer in footers:
             events.append({"t": ms(at), "kind": "footer", "line": footer})
         prompts = {str(c.input.get("prompt")): c.id for calls in self.call_steps.values() for c in calls
                    if c.tool == "Agent"}
@@ -645,6 +763,20 @@ def _wait_gone(tui: Tui, text: str, timeout: float) -> None:
         if time.monotonic() >= deadline:
             raise TimeoutError(f"{text!r} still on screen")
         threading.Event().wait(0.1)
+
+
+def _changed(tui: Tui, before: str) -> Callable[[], bool]:
+    """Whether the screen shows something else than ``before``."""
+    return lambda: tui.screen() != before
+
+
+def _interpreter(python: str) -> str:
+    """The interpreter ``python`` runs in the end, which needs no PATH to start."""
+    import subprocess
+
+    found = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.executable)"], capture_output=True,
+                           text=True, check=True, timeout=60).stdout.strip()
+    return found or python
 
 
 def _git(sandbox: Sandbox, *args: str) -> None:

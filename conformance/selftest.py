@@ -20,6 +20,7 @@ from unittest import mock
 
 from agent_cards.record import Record, Value, field
 from agent_cards_conformance.compare import Comparison, compare, task_of
+from agent_cards_conformance.plan import missing_programs
 from agent_cards_simulator.host import claude_code, results
 from agent_cards_simulator.host.claude_code import FakeClaudeCode
 from agent_cards_simulator.host.permission import PermissionVerdict
@@ -304,9 +305,8 @@ def _units(file: str) -> list[Scenario]:
 def judged(scenario: Scenario, real: Sequence[dict[str, Any]]) -> Comparison:
     """The fake host's transcript of ``scenario`` now, against a saved real one."""
     parallel = any(isinstance(s, steps.CallStep) and len(s.calls) > 1 for s in scenario.steps)
-    missing = None if scenario.lich.installed else scenario.env.get("LICH_BIN")
     fake = [dict(e) for e in replay(scenario).events]
-    return compare(fake, real, side_by_side=parallel, missing_program=missing)
+    return compare(fake, real, side_by_side=parallel, missing_programs=missing_programs(scenario))
 
 
 def load_fixture(path: Path = FIXTURE) -> dict[str, list[dict[str, Any]]]:

@@ -67,3 +67,43 @@ def test_each_version_has_its_own_cache_folder(tmp_path: Path, monkeypatch: pyte
 
 def test_the_table_is_headed_with_the_build_that_ran() -> None:
     assert "against the real Claude Code 2.1.400." in table([], "2.1.400")
+
+
+def test_conform_takes_the_build_by_flag_and_heads_the_table_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--claude PATH`` is the one choice for that command: the build it names is the one the table names."""
+    from agent_cards_conformance import command
+
+    monkeypatch.setenv(install.CHOICE_ENV, "")  # restored after: --claude sets it for the command
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.setattr(command, "proof", lambda: "")  # the self-test's header is tested on its own
+    exe = _fake_claude(tmp_path, "2.1.400 (Claude Code)")
+    table = tmp_path / "table.md"
+    lines: list[str] = []
+    # a scenario that cannot run: the build is chosen and named, nothing is run
+    assert command.main(["--claude", str(exe), "--table", str(table), "scenarios/take/origin.yaml"],
+                        out=lines.append) == 0
+    assert install.choice() == str(exe)
+    assert "against the real Claude Code 2.1.400." in table.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("given", ["2.1", "/nowhere/claude"])
+def test_conform_names_a_wrong_build_in_one_line(
+    given: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_cards_conformance import command
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    assert command.main(["--claude", given, "scenarios/take/origin.yaml"]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if given in x]
+    assert f"--claude {given}: not" in line
+    assert install.CHOICE_ENV not in line
+
+
+def test_conform_refuses_a_build_where_nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_cards_conformance import command
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    assert command.main(["--claude", "latest", "--self-test"]) == 2
+    assert command.main(["--claude", "latest", "--from", "conformance/selftest-real.jsonl"]) == 2

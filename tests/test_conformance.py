@@ -279,3 +279,179 @@ def test_conform_without_the_plugins_files_says_what_it_needs_in_one_line(
     assert "needs the plugin's own files" in line and "clone of agent-cards" in line
     monkeypatch.chdir(ROOT)  # a clone's folder is the plugin's
     assert real.plugin_folder() == ROOT
+
+
+# -- the mod's invariants on the real transcripts -------------------------------------------------------
+
+
+def _judged_report_note(real: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> Any:
+    from agent_cards_conformance.command import Result, judge
+    from agent_cards_simulator.scenario.replay import replay
+
+    monkeypatch.chdir(ROOT)
+    [scenario], _ = load_all([Path("scenarios/report-note.yaml")])
+    result = Result(scenario.file, None, scenario.title, "", fake=[dict(e) for e in replay(scenario).events],
+                    real=real)
+    judge(scenario, result)
+    return result
+
+
+def test_a_real_transcript_that_breaks_an_invariant_differs_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A saved real run conforms; planted into it, a break of the mod's invariants is a difference of its own,
+    even where the comparison with the fake host lets it through."""
+    from agent_cards_conformance.selftest import load_fixture
+
+    real = load_fixture()["scenarios/report-note.yaml"]
+    assert _judged_report_note(real, monkeypatch).verdict == "conforms"
+    # liveness: the polls stop while the worker is surely counted (after the first one)
+    polls = [e for e in real if e["kind"] == "run" and e["argv"][1:2] == ["sessions"]]
+    quiet = _judged_report_note([e for e in real if e not in polls[1:]], monkeypatch)
+    assert quiet.verdict == "differs"
+    assert ("invariant", "liveness-poll") in {(d.lane, d.key) for d in quiet.comparison.differences}
+    # robustness: Claude Code ran natively the call the mod gave to lich (and so its worker is counted
+    # without a launched open)
+    taken = next(e for e in real if e["kind"] == "spawn")
+    native = {"t": taken["t"] + 10, "kind": "native", "call": taken["call"], "tool": "Agent", "input": {},
+              "task": ""}
+    both = _judged_report_note(sorted([*real, native], key=lambda e: e["t"]), monkeypatch)
+    invariants = [d for d in both.comparison.differences if d.lane == "invariant"]
+    assert [d.key for d in invariants] == ["native-after-lich", "count"]
+    assert taken["call"] in str(invariants[0].real)
+
+
+def test_the_saved_real_runs_keep_every_invariant() -> None:
+    from agent_cards_conformance.invariants import real_violations
+    from agent_cards_conformance.selftest import load_fixture
+
+    for file, real in load_fixture().items():
+        [scenario], _ = load_all([ROOT / file])
+        assert real_violations(scenario, real) == [], file
+
+
+def test_a_real_session_start_is_read_where_the_engine_raised_it() -> None:
+    """The real log has it when the session host started, after the call it was queued before."""
+    from agent_cards_conformance.invariants import in_replay_terms
+
+    real = [{"t": 0, "kind": "call", "call": "a"}, {"t": 500, "kind": "session.start", "interactive": True},
+            {"t": 9000, "kind": "reload"}, {"t": 9400, "kind": "session.start", "interactive": True}]
+    assert [(e["t"], e["kind"]) for e in in_replay_terms(real)] == [
+        (0, "session.start"), (0, "call"), (9000, "reload"), (9000, "session.start")]
+
+
+# -- what the harness makes real ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["fall/broken-hook", "branch/base-git-missing", "branch/base-git-refuses",
+                                  "open/timeout"])
+def test_what_the_harness_can_make_runs(name: str) -> None:
+    [scenario], _ = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+    assert why_not(scenario, []) is None
+
+
+def _runner(tmp_path: Path, name: str) -> Any:
+    from agent_cards_conformance.plan import plan
+    from agent_cards_conformance.real import RealRunner
+
+    [scenario], _ = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+    return RealRunner(plan(scenario, []), Path("claude"), tmp_path)
+
+
+def test_the_mods_git_refuses_as_scripted_and_claude_codes_own_git_is_the_real_one(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    runner = _runner(tmp_path, "branch/base-git-refuses")
+    git = runner._wrappers() / "git"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    mods = subprocess.run([str(git), "branch", "--show-current"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "CLAUDE_PLUGIN_ROOT": str(tmp_path)}, check=False)
+    assert (mods.returncode, mods.stdout) == (128, "")
+    assert mods.stderr == "fatal: detected dubious ownership in repository at '/home/dev/app'\n"
+    assert [r["exit"] for r in runner._runs(lambda at: 0)] == [128]  # logged as the mod's run
+    own = subprocess.run([str(git), "--version"], capture_output=True, text=True, env=env, check=False)
+    assert own.returncode == 0 and own.stdout.startswith("git version")
+    assert len(runner._runs(lambda at: 0)) == 1  # Claude Code's own runs are not the mod's
+
+
+def test_with_git_missing_the_session_host_finds_no_git(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    runner = _runner(tmp_path, "branch/base-git-missing")
+    runner._wrappers()
+    probe = "import shutil, sys; print(shutil.which('git'), sys.version_info >= (3, 11))"
+    host = subprocess.run([str(tmp_path / "python"), "-I", "-S", "-c", probe], input="{}", capture_output=True,
+                          text=True, env={"PATH": os.environ["PATH"]}, check=False)
+    assert host.stdout.split() == ["None", "True"], host.stderr
+    lich = subprocess.run([str(runner.lich_bin), "--version"], capture_output=True, text=True,
+                          env={"PATH": str(tmp_path / "no-git")}, check=False)
+    assert "not found" not in lich.stderr  # lich's wrapper runs with the harness's PATH
+
+
+def test_a_session_with_nobody_to_ask_or_not_interactive_runs_as_claude_p() -> None:
+    from agent_cards_conformance.plan import plan
+
+    for name in ("perm/nobody-to-ask", "take/not-interactive"):
+        [scenario], _ = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+        assert why_not(scenario, []) is None
+        assert plan(scenario, []).printed
+    [dialog], _ = load_all([ROOT / "scenarios" / "perm" / "dialog-yes.yaml"])
+    assert not plan(dialog, []).printed  # the person answers it on the screen
+
+
+def test_claude_p_takes_one_prompt_and_no_keys(tmp_path: Path) -> None:
+    source = (ROOT / "scenarios" / "take" / "not-interactive.yaml").read_text(encoding="utf-8")
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(source.replace("expect:", "  - call: {description: Again, prompt: Once more}\nexpect:"),
+                     encoding="utf-8")
+    pressed = tmp_path / "pressed.yaml"
+    pressed.write_text(source.replace("expect:", "  - esc\nexpect:"), encoding="utf-8")
+    scenarios, problems = load_all([twice, pressed])
+    assert not problems, problems
+    assert [str(why_not(s, [])).split(":")[0] for s in scenarios] == [
+        "2 call steps in a claude -p session", "a key or a command in a claude -p session"]
+
+
+def test_other_footer_modes_and_errands_run() -> None:
+    from agent_cards_conformance.plan import SWITCHED_MODE, plan
+
+    [modes], _ = load_all([ROOT / "scenarios" / "footer" / "modes.yaml"])
+    assert why_not(modes, []) is None and plan(modes, []).mode == SWITCHED_MODE
+    [errands], _ = load_all([ROOT / "scenarios" / "footer" / "errands.yaml"])
+    assert why_not(errands, []) is None and plan(errands, []).mode is None
+
+
+def test_the_stand_in_status_module_runs_above_the_mod(tmp_path: Path) -> None:
+    runner = _runner(tmp_path, "footer/errands")
+    status = runner._status_plugin()
+    module = (status / "hooks" / "status.js").read_text(encoding="utf-8")
+    assert "AGENT_CARDS_CONFORM_ERRANDS" in module and "'lich: ' + errands" in module
+    assert runner.errands.read_text(encoding="utf-8") == ""  # nothing drawn until an errands step
+    assert runner._env(tmp_path)["AGENT_CARDS_CONFORM_ERRANDS"] == str(runner.errands)
+
+
+def test_toasts_of_calls_raised_side_by_side_come_in_any_order() -> None:
+    fake = [{"t": 0, "kind": "call", "call": "a"}, {"t": 0, "kind": "call", "call": "b"},
+            {"t": 800, "kind": "toast", "text": "A failed"}, {"t": 800, "kind": "toast", "text": "B failed"}]
+    real = [*fake[:2], {"t": 1900, "kind": "toast", "text": "B failed"},
+            {"t": 1950, "kind": "toast", "text": "A failed"}]
+    assert compare(fake, real, side_by_side=True).conforms
+    assert not compare(fake, real).conforms  # one call at a time: in order
+    real[3] = {**real[3], "text": "A failed again"}
+    assert [d.lane for d in compare(fake, real, side_by_side=True).differences] == ["toast"]
+
+
+def test_a_native_agent_counts_from_its_spawn_however_long_the_open_took() -> None:
+    """The fake host logs the agent as it starts, before its spawn's end at the same moment; the real run sees
+    it at its first request, after the spawn and the launch's answer."""
+    call = {"t": 0, "kind": "call", "call": "a"}
+    check = {"kind": "permission", "call": "a", "outcome": "allow", "via": "mode"}
+    fake = [call, {**check, "t": 0}, {"t": 120_000, "kind": "native", "call": "a", "input": {}},
+            {"t": 120_000, "kind": "spawn", "call": "a", "answer": "native"},
+            {"t": 120_000, "kind": "answer", "call": "a", "result": "x"}]
+    real = [call, {**check, "t": 3400}, {"t": 124_200, "kind": "spawn", "call": "a", "answer": "native"},
+            {"t": 124_500, "kind": "answer", "call": "a", "result": "x"},
+            {"t": 125_100, "kind": "native", "call": "a", "input": {}}]
+    assert [d for d in compare(fake, real).differences if d.lane == "time"] == []
+    late = [*real[:4], {**real[4], "t": 131_000}]  # the agent 6.8 s after its spawn
+    assert [d.key for d in compare(fake, late).differences if d.lane == "time"] == ["native a"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agent_cards.record import Value
@@ -55,13 +55,21 @@ def on_events(scenario: Scenario, events: Sequence[dict[str, Any]]) -> tuple[Vio
     """The invariants on a transcript (or the part of one up to a step): the robustness checks, then the
     spec's own model (:mod:`.oracle`), safety and liveness."""
     model = oracle.SpecModel(scenario, events)
-    found = (_answers(events) or _native_after_lich(events) or _count(events) or _argv(scenario, events)
-             or _delivery(scenario, events))
+    found = next(robustness(scenario, events), None)
     for disagreement in model.disagreements():  # run whole: the model's book is complete after it
         if found is None:
             expect = oracle.expectation(disagreement, events)
             found = Violation(disagreement.kind, disagreement.message, (expect,) if expect else ())
     return found, model
+
+
+def robustness(scenario: Scenario, events: Sequence[dict[str, Any]]) -> Iterator[Violation]:
+    """The robustness checks that a transcript breaks, in order: one answer per call, never native once
+    lich has the task, the count, the argv, the delivery's arm."""
+    for found in (_answers(events), _native_after_lich(events), _count(events), _argv(scenario, events),
+                  _delivery(scenario, events)):
+        if found is not None:
+            yield found
 
 
 def _answers(events: Sequence[dict[str, Any]]) -> Violation | None:

@@ -153,8 +153,10 @@ class Book(Record):
 class SpecModel:
     """The spec's view of one replay; :meth:`disagreements` lists where the replay departs from it."""
 
-    def __init__(self, scenario: Scenario, events: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, scenario: Scenario, events: Sequence[dict[str, Any]], *,
+                 poll_slack_ms: int = POLL_SLACK_MS) -> None:
         self.scenario = scenario
+        self.poll_slack_ms = poll_slack_ms  # how late a poll may come: virtual time is exact, real time is not
         self.events = events
         self.env = dict(scenario.session.env)
         self.lich_bin = self.env.get("LICH_BIN") or ""
@@ -526,11 +528,11 @@ class SpecModel:
                 # from the start of a session host that took over from one that died
                 due = max([self.read_ends.get(last, last), *(h for d, h in self._host_gaps() if last <= d <= t)])
                 due += POLL_MS
-                if t > due + POLL_SLACK_MS:
+                if t > due + self.poll_slack_ms:
                     index = next((i for i, e in enumerate(self.events) if e["t"] >= due), len(self.events) - 1)
                     yield Disagreement("liveness-poll", f"no sessions read from t={last} to t={t} while the mod "
                                        "surely counts a worker (FOOTER-POLL: every 5 s while any runs)", index,
-                                       {"run": {"t": {"gt": last, "le": due + POLL_SLACK_MS},
+                                       {"run": {"t": {"gt": last, "le": due + self.poll_slack_ms},
                                                 "argv": [self.lich_bin, "sessions", "--json"]}})
                     return
                 last = t

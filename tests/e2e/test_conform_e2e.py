@@ -1,4 +1,4 @@
-"""The fake host against the real engine: five named scenarios through ``agent-cards conform``.
+"""The fake host against the real engine: named scenarios through ``agent-cards conform``.
 
 Each scenario is replayed by the fake host and run in the real interactive Claude Code (the plugin's
 bridged module, the scripted model, fake-lich in real time); the two transcripts must agree, or differ
@@ -37,3 +37,27 @@ def test_the_real_engine_does_what_the_fake_host_says(name: str, results: dict[s
     result = results[name]
     print(to_text(result))
     assert result.verdict in ("conforms", "by design"), to_text(result)
+
+
+#: What the harness makes real beyond the interactive screen's defaults: git hidden from or refusing the
+#: mod's runs only, an open exiting 2, a stand-in status module, Shift+Tab into another mode, claude -p.
+MADE_REAL = ("branch/base-git-missing", "branch/base-git-refuses", "fall/broken-hook", "footer/errands",
+             "footer/modes", "take/not-interactive")
+
+
+@pytest.fixture(scope="module")
+def made_real(claude: Path) -> dict[str, Result]:
+    """One at a time: they are short."""
+    out: dict[str, Result] = {}
+    for name in MADE_REAL:
+        [scenario], problems = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+        assert not problems, problems
+        out[name] = conform_one(scenario, claude, "")
+    return out
+
+
+@pytest.mark.parametrize("name", MADE_REAL)
+def test_what_the_harness_makes_real_conforms(name: str, made_real: dict[str, Result]) -> None:
+    result = made_real[name]
+    print(to_text(result))
+    assert result.verdict == "conforms", to_text(result)

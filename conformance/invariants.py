@@ -1,0 +1,82 @@
+"""The mod's invariants on a real transcript: what the fuzzer holds every replay to, held to what the real
+Claude Code did.
+
+Conforming to the fake host is not enough: a fake host and a real engine that agree on a broken mod
+would both pass it. So every real transcript the tier records is also read by the fuzzer's robustness
+checks (one answer per call, never native once lich has the task, the count never above the launched
+opens, every run an argv of lich or git, the delivery's arm) and by the spec model's liveness (a sessions
+read every 5 s while a worker is surely counted, each call answered within its bound). A violation is a
+difference of its own (lane ``invariant``, keyed by the invariant's kind).
+
+The real transcript is read in the fake host's terms first (:func:`in_replay_terms`), each change one the
+real engine's or the harness's way of showing the same thing:
+
+- a result the model read as Claude Code's launch text is ``async_launched`` with the agentId it names; any
+  other result naming an agentId is ``completed`` (Claude Code writes a completed agent's report so);
+- a spawn the mod took (``deny``) is a deny, as the fake host writes it;
+- a ``session.start`` is logged when a session host starts and is handed the events queued for it, which
+  comes after the engine raised it: it is read at the start, or at the reload that raised it;
+- the wrappers cannot see the timeout the session host gives its runs: an open is read as given the mod's
+  two minutes (the fake host's transcript checks the timeout itself), so that the spec model can count its
+  worker.
+
+Real time is not exact: a poll may come up to :data:`REAL_POLL_SLACK_MS` late (the session host's timer,
+the wrapper's start, two cores under load).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_cards_conformance.compare import LAUNCHED, Difference
+from agent_cards_simulator.fuzz import invariants, oracle
+from agent_cards_simulator.fuzz.invariants import Violation
+from agent_cards_simulator.scenario.model import Scenario
+
+#: How late a real poll may come past its 5 s.
+REAL_POLL_SLACK_MS = 1000
+#: The spec model's disagreements that hold of a real run as of a replay: its liveness.
+LIVENESS = ("liveness-poll", "liveness-answer")
+_AGENT_ID = re.compile(r"^agentId: (\S+)", re.MULTILINE)
+
+
+def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The real transcript as the fake host would write the same events (module docstring)."""
+    reloads = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "reload")
+    out: list[dict[str, Any]] = []
+    for given in events:
+        e = dict(given)
+        kind = e.get("kind")
+        if kind == "answer" and isinstance(e.get("result"), str):
+            text = e["result"]
+            named = _AGENT_ID.search(text)
+            if text.startswith(LAUNCHED):
+                e["result"] = {"status": "async_launched", "agentId": named.group(1) if named else ""}
+            elif named:
+                e["result"] = {"status": "completed", "agentId": named.group(1)}
+        elif kind == "spawn" and e.get("answer") == "deny":
+            e["answer"] = {"deny": ""}
+        elif kind == "session.start":
+            e["t"] = max((r for r in reloads if r <= int(e.get("t", 0))), default=0)
+        elif kind == "run" and (e.get("argv") or [None, None])[1:2] == ["open"]:
+            e.setdefault("timeout_ms", oracle.OPEN_MS)
+        out.append(e)
+    rank = {"reload": 0, "session.start": 1}
+    out.sort(key=lambda e: (int(e.get("t", 0)), rank.get(str(e.get("kind")), 2)))
+    return out
+
+
+def real_violations(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> list[Violation]:
+    """Every invariant the real transcript breaks: the robustness checks, then the spec model's liveness."""
+    seen = in_replay_terms(events)
+    found = list(invariants.robustness(scenario, seen))
+    model = oracle.SpecModel(scenario, seen, poll_slack_ms=REAL_POLL_SLACK_MS)
+    found += [Violation(d.kind, d.message) for d in model.disagreements() if d.kind in LIVENESS]
+    return found
+
+
+def invariant_differences(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> list[Difference]:
+    return [Difference("invariant", v.kind, None, v.message, f"the real run breaks the mod's invariant {v.kind}")
+            for v in real_violations(scenario, events)]
