@@ -20,8 +20,8 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from agent_cards.bridge.dispatch import BridgeDispatch, BridgeSignal, DispatchCancelled
 from agent_cards.bridge.lifetime import log
@@ -43,6 +43,8 @@ KILL_GRACE_S = 2.0  # a command past its timeout gets SIGTERM, then SIGKILL this
 Emit = Callable[[Mapping[str, Any]], None]
 #: Runs a timer's function after ``ms`` (again every ``ms`` when ``repeat``).
 Later = Callable[[int, Timer, bool], None]
+
+T = TypeVar("T")
 
 
 class BridgeEnv:
@@ -108,20 +110,28 @@ async def run_process(
         )
     except OSError as error:
         raise failed_to_start(argv, error) from None
+    out, err = await _watched(proc, proc.communicate(), argv, timeout_ms, busy, started)
+    return capped_bytes(out, err, exit_code(proc.returncode))
+
+
+async def _watched(proc: asyncio.subprocess.Process, ending: Awaitable[T], argv: Sequence[str], timeout_ms: int,
+                   busy: set[str] | None, started: Callable[[], None] | None) -> T:
+    """``ending`` (the command's end) awaited within ``timeout_ms``, the command's file name in ``busy``
+    meanwhile; ``started`` is called first, so the module learns at once that a command runs for this call.
+    Past its time the command's process group is ended."""
     label = program_name(argv)
     if busy is not None:
         busy.add(label)
     if started is not None:
-        started()  # the module learns at once that a command runs for this call
+        started()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout_ms / 1000)
+        return await asyncio.wait_for(ending, timeout_ms / 1000)
     except TimeoutError:
         await _stop(proc)
         raise timed_out(argv, timeout_ms) from None
     finally:
         if busy is not None:
             busy.discard(label)
-    return capped_bytes(out, err, exit_code(proc.returncode))
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
@@ -192,19 +202,7 @@ class KeptRuns:
             os.close(out_fd)  # the command's own copies keep the files, and the lock, open
             os.close(err_fd)
         _write_private(record, json.dumps({"pid": proc.pid, "argv": list(argv)}))
-        label = program_name(argv)
-        if busy is not None:
-            busy.add(label)
-        if started is not None:
-            started()
-        try:
-            await asyncio.wait_for(proc.wait(), timeout_ms / 1000)
-        except TimeoutError:
-            await _stop(proc)
-            raise timed_out(argv, timeout_ms) from None
-        finally:
-            if busy is not None:
-                busy.discard(label)
+        await _watched(proc, proc.wait(), argv, timeout_ms, busy, started)
         return _printed(out, err, exit_code(proc.returncode))
 
     async def collect(self, key: str, started_ms: int, timeout_ms: int) -> ProcessResult:
