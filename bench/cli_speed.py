@@ -1,7 +1,9 @@
 """The CLI per scenario: ``agent-cards replay scenarios`` and pytest's scenario tier, start-up included once.
 
 pytest's tier is judged against pytest itself: the same pytest, plugins and options over as many empty
-tests is its floor, and the goal is a ratio to that floor taken within each round.
+tests is its floor, and the goal is a ratio to that floor taken within each round. The floor reads this
+project's own pytest configuration (``-c pyproject.toml``: its addopts, asyncio mode and scenario folders),
+so the two differ only in their tests.
 
 Each is one command over every shipped scenario; the figure is its wall time over the number of
 scenarios. ``replay`` spreads the scenarios over one worker per core (``--jobs``); the same with one
@@ -54,7 +56,7 @@ def per_scenario(rounds: int) -> list[Figure]:
             "replay": command([str(bindir / "agent-cards"), "replay", str(SCENARIOS)], env),
             "replay, one job": command([str(bindir / "agent-cards"), "replay", "--jobs", "1", str(SCENARIOS)], env),
             "pytest": command([*pytest, str(SCENARIOS)], env),
-            "floor": command([*pytest, "--rootdir", scratch, str(empty)], env),
+            "floor": command([*pytest, "-c", str(ROOT / "pyproject.toml"), "--rootdir", scratch, str(empty)], env),
         }, rounds)
     one = []
     for _ in range(max(5, rounds)):
