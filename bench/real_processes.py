@@ -37,6 +37,6 @@ def parallel_opens(rounds: int) -> list[Figure]:
         Figure("P4 eight parallel 1 s opens, real processes", slept, "s", 1.1),
         Figure("P4 the same replay without the real sleeps", bare, "s", None),
         # what the sleeps add, round by round: 1 s when the eight overlap fully, 8 s run one after another
-        Figure("P4 what the sleeps add (with ÷ without, in s)", [a - b for a, b in zip(slept, bare, strict=True)],
+        Figure("P4 what the sleeps add: with them − without", [a - b for a, b in zip(slept, bare, strict=True)],
                "s", None, note="1 s when the eight sleeps overlap fully"),
     ]
