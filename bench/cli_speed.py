@@ -1,12 +1,15 @@
 """The CLI per scenario: ``agent-cards replay scenarios`` and pytest's scenario tier, start-up included once.
 
 pytest's tier is judged against pytest itself: the same pytest, plugins and options over as many empty
-tests is its floor, and the goal is a ratio to that floor taken within each round.
+tests is its floor, and the goal is a ratio to that floor taken within each round. The floor reads this
+project's own pytest configuration (``-c pyproject.toml``: its addopts, asyncio mode and scenario folders),
+so the two differ only in their tests.
 
 Each is one command over every shipped scenario; the figure is its wall time over the number of
 scenarios. ``replay`` spreads the scenarios over one worker per core (``--jobs``); the same with one
 job, every scenario in one process, and the in-process cost of one replay (parse, replay, transcript)
-are shown beside it.
+are shown beside it. The CLI's floor is the same reading and replaying in this process, in the same
+round, shared by as many workers: the work it cannot do without, before any start-up, fork or output.
 
 The commands run as an installed package runs: with its bytecode cached (``pip install`` compiles
 it; the unrecorded first round writes it here), even where the calling environment turns bytecode
@@ -54,7 +57,8 @@ def per_scenario(rounds: int) -> list[Figure]:
             "replay": command([str(bindir / "agent-cards"), "replay", str(SCENARIOS)], env),
             "replay, one job": command([str(bindir / "agent-cards"), "replay", "--jobs", "1", str(SCENARIOS)], env),
             "pytest": command([*pytest, str(SCENARIOS)], env),
-            "floor": command([*pytest, "--rootdir", scratch, str(empty)], env),
+            "floor": command([*pytest, "-c", str(ROOT / "pyproject.toml"), "--rootdir", scratch, str(empty)], env),
+            "in process": lambda: [replay(read_checked(path)) for path in files],
         }, rounds)
     one = []
     for _ in range(max(5, rounds)):
@@ -64,9 +68,15 @@ def per_scenario(rounds: int) -> list[Figure]:
         one.append((time.perf_counter() - begun) * 1000 / count)
     floor = [t * 1000 / count for t in times["floor"]]
     floor_ms = sorted(floor)[len(floor) // 2]
+    jobs = default_jobs()
+    shared = [t * 1000 / count / jobs for t in times["in process"]]
     return [
         Figure(f"CLI agent-cards replay scenarios, per scenario ({count})", [t * 1000 / count for t in times["replay"]],
-               "ms", 2.0, note=f"--jobs {default_jobs()}: one worker per core"),
+               "ms", 2.0, note=f"--jobs {jobs}: one worker per core"),
+        Figure("CLI its floor: the same replays in this process ÷ workers, per scenario", shared, "ms", None,
+               note=f"read and replay alone, shared by {jobs} workers, no start-up"),
+        Figure("CLI agent-cards replay scenarios ÷ its floor",
+               [r * jobs for r in ratios(times, "replay", "in process")], "x", None, note="in the same round"),
         Figure("CLI the same with --jobs 1, per scenario", [t * 1000 / count for t in times["replay, one job"]], "ms",
                None, note="every scenario in one process"),
         Figure("CLI pytest scenarios ÷ pytest's floor", ratios(times, "pytest", "floor"), "x", 1.5,

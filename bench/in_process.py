@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import time
@@ -18,6 +19,7 @@ from typing import Any
 from agent_cards.engine import ENGINE
 from agent_cards.mod import AgentCards
 from agent_cards.state import MemoryStore, ModState
+from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.scenario.reader import Scenario, read
 from agent_cards_simulator.scenario.replay import replay
 from bench.figures import Figure, interleaved, ratios
@@ -106,6 +108,22 @@ steps:
 
 
 HOUR = 3_600_000
+POLL_S = 5  # the mod polls a worker every 5 s: an hour is 720 polls
+
+
+async def _bare_sleeps(count: int) -> None:
+    for _ in range(count):
+        await asyncio.sleep(POLL_S)
+
+
+def bare_hour() -> None:
+    """The virtual loop's own cost of an hour's polls: as many 5 s sleeps, each a timer and two turns,
+    with nothing run between them (the floor under "one hour of virtual time")."""
+    loop = VirtualEventLoop()
+    try:
+        loop.run_until_complete(_bare_sleeps(HOUR // 1000 // POLL_S))
+    finally:
+        loop.close()
 
 
 def _gc_share(work: Callable[[], object], runs: int) -> list[float]:
@@ -135,7 +153,7 @@ def _gc_share(work: Callable[[], object], runs: int) -> list[float]:
 def virtual_time(rounds: int) -> list[Figure]:
     hour, day, minute = polled(HOUR), polled(24 * HOUR), polled(60_000)
     one, sixteen, many = parallel(1), parallel(16), parallel(256)
-    times = interleaved({"hour": lambda: replay(hour), "minute": lambda: replay(minute),
+    times = interleaved({"hour": lambda: replay(hour), "bare hour": bare_hour, "minute": lambda: replay(minute),
                          "16 calls": lambda: replay(sixteen), "256 calls": lambda: replay(many),
                          "1 call": lambda: replay(one)}, rounds)
     day_times = []
@@ -148,6 +166,10 @@ def virtual_time(rounds: int) -> list[Figure]:
     hour_median = sorted(ms["hour"])[len(ms["hour"]) // 2]
     return [
         Figure("P3 one hour of virtual time", ms["hour"], "ms", 30.0),
+        Figure("P3 the virtual loop alone: an hour of 5 s sleeps", ms["bare hour"], "ms", None,
+               note="720 timers and turns with nothing between them"),
+        Figure("P3 one hour ÷ the loop alone", ratios(times, "hour", "bare hour"), "x", None,
+               note="in the same round"),
         Figure("P3 24 hours, per virtual hour ÷ one hour", [t / hour_median for t in per_hour_day], "x", 1.5),
         Figure("P3 one minute of virtual time", ms["minute"], "ms", None),
         Figure("P3 256 parallel calls", ms["256 calls"], "ms", None),

@@ -67,6 +67,11 @@ def test_a_project_that_names_its_scenario_folder_replays_and_snapshots_them(tmp
     again = pytest_in(tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "1 passed" in again.stdout
+    # the snapshot folder is syrupy's, not a folder of scenarios: pytest does not walk it
+    (tmp_path / "cases" / "__snapshots__" / "stray.yaml").write_text("title: [unclosed\n", encoding="utf-8")
+    listed = pytest_in(tmp_path, "--collect-only")
+    assert "cases/pending.yaml::pending" in listed.stdout
+    assert "stray" not in listed.stdout
 
 
 def test_a_scenario_folder_set_for_one_run_from_the_command_line(tmp_path: Path) -> None:

@@ -25,6 +25,9 @@ import pytest
 OPTION = "agent_cards_scenarios"
 CLAUSES_FILE = "clauses.yaml"  # the clause list beside the scenarios (agent_cards_simulator.scenario.files)
 _FOLDERS = pytest.StashKey[tuple[Path, ...]]()
+#: The clause list of each folder of scenarios, read once a session: every scenario of a folder shares it.
+_CLAUSES = pytest.StashKey[dict[Path, set[str]]]()
+SNAPSHOTS = "__snapshots__"  # syrupy's folder beside the scenarios (agent_cards_simulator.scenario.snapshot)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,6 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     folders = tuple(Path(p).resolve() for p in config.getini(OPTION))
     config.stash[_FOLDERS] = folders
+    config.stash[_CLAUSES] = {}
     if not folders:
         return
     try:
@@ -50,12 +54,26 @@ def pytest_configure(config: pytest.Config) -> None:
         ) from None
 
 
+def _inside(folders: tuple[Path, ...], path: Path) -> bool:
+    resolved = path.resolve()
+    return any(folder == resolved.parent or folder in resolved.parents for folder in folders)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A snapshot folder among the scenarios holds one JSON file per scenario and no test: pytest does
+    not walk it (else every snapshot file goes through every plugin's collection hooks, for nothing)."""
+    if collection_path.name != SNAPSHOTS:
+        return None
+    folders = config.stash.get(_FOLDERS, ())
+    return True if folders and _inside(folders, collection_path) else None
+
+
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
     folders = parent.config.stash.get(_FOLDERS, ())
     if not folders or file_path.suffix != ".yaml" or file_path.name == CLAUSES_FILE:
         return None
-    resolved = file_path.resolve()
-    if any(folder == resolved.parent or folder in resolved.parents for folder in folders):
+    if _inside(folders, file_path):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -66,13 +84,18 @@ class ScenarioFile(pytest.File):
 
 
 def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
-    from agent_cards_simulator.scenario.files import read_checked
+    from agent_cards_simulator.scenario.files import known_clauses, read_checked
     from agent_cards_simulator.scenario.reader import ScenarioError
     from agent_cards_simulator.scenario.replay import replay
     from agent_cards_simulator.scenario.snapshot import TranscriptExtension, snapshot_value
 
+    path = Path(request.node.path)
+    clauses = request.config.stash[_CLAUSES]
     try:
-        scenario = read_checked(Path(request.node.path))
+        known = clauses.get(path.parent)
+        if known is None:
+            known = clauses[path.parent] = set(known_clauses(path))
+        scenario = read_checked(path, known)
     except ScenarioError as error:
         invalid = error.lines()
     else:
@@ -80,8 +103,7 @@ def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
     if invalid:  # reported once, as its FILE:LINE lines (outside the except: no chained traceback)
         pytest.fail("\n".join(invalid), pytrace=False)
     result = replay(scenario)
-    path = Path(request.node.path)
-    stored = path.parent / "__snapshots__" / f"{path.stem}.{TranscriptExtension.file_extension}"
+    stored = path.parent / SNAPSHOTS / f"{path.stem}.{TranscriptExtension.file_extension}"
     options = ("update_snapshots", "update_new_snapshots_only")
     updating = any(request.config.getoption(o, default=False) for o in options)
     if not stored.exists() and not updating:
