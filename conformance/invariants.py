@@ -16,6 +16,9 @@ real engine's or the harness's way of showing the same thing:
 - a spawn the mod took (``deny``) is a deny, as the fake host writes it;
 - a ``session.start`` is logged when a session host starts and is handed the events queued for it, which
   comes after the engine raised it: it is read at the start, or at the reload that raised it;
+- a call the person's Esc rejected: the model reads the rejection only with the next prompt, so the real
+  answer comes seconds after the Esc that made it; it is read at that Esc (the first after the call), as
+  the fake host writes it, so that a worker its open still counts is one of the launched opens;
 - the wrappers cannot see the timeout the session host gives its runs: an open is read as given the mod's
   two minutes (the fake host's transcript checks the timeout itself), so that the spec model can count its
   worker.
@@ -33,6 +36,7 @@ from typing import Any
 from agent_cards_conformance.compare import LAUNCHED, Difference
 from agent_cards_simulator.fuzz import invariants, oracle
 from agent_cards_simulator.fuzz.invariants import Violation
+from agent_cards_simulator.host.results import USER_REJECTED
 from agent_cards_simulator.scenario.model import Scenario
 
 #: How late a real poll may come past its 5 s.
@@ -45,6 +49,8 @@ _AGENT_ID = re.compile(r"^agentId: (\S+)", re.MULTILINE)
 def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The real transcript as the fake host would write the same events (module docstring)."""
     reloads = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "reload")
+    escs = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "esc")
+    called = {e.get("call"): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
     out: list[dict[str, Any]] = []
     for given in events:
         e = dict(given)
@@ -56,6 +62,9 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                 e["result"] = {"status": "async_launched", "agentId": named.group(1) if named else ""}
             elif named:
                 e["result"] = {"status": "completed", "agentId": named.group(1)}
+        elif kind == "answer" and e.get("error") == USER_REJECTED:
+            since = called.get(e.get("call"), 0)
+            e["t"] = min((t for t in escs if since <= t <= int(e.get("t", 0))), default=e.get("t", 0))
         elif kind == "spawn" and e.get("answer") == "deny":
             e["answer"] = {"deny": ""}
         elif kind == "session.start":

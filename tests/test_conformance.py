@@ -328,6 +328,24 @@ def test_the_saved_real_runs_keep_every_invariant() -> None:
         assert real_violations(scenario, real) == [], file
 
 
+def test_an_esc_rejection_the_model_reads_late_is_read_at_the_esc() -> None:
+    """Esc while lich opens: the worker is counted when the open ends, seconds before the model reads the
+    rejection with the next prompt; the count is of a launched open all the same (no false alarm)."""
+    from agent_cards_conformance.invariants import in_replay_terms, real_violations
+    from agent_cards_conformance.selftest import load_fixture
+
+    real = load_fixture()["scenarios/fall/esc-isolated.yaml"]
+    esc = next(e["t"] for e in real if e["kind"] == "esc")
+    answer = next(e for e in real if e["kind"] == "answer")
+    assert answer["t"] > esc + 1000  # as the real engine showed it
+    counted = sorted([*real, {"t": esc + 500, "kind": "footer", "line": "lich: 1 worker"}], key=lambda e: e["t"])
+    [scenario], _ = load_all([ROOT / "scenarios/fall/esc-isolated.yaml"])
+    assert [v.kind for v in real_violations(scenario, counted)] == []
+    assert next(e for e in in_replay_terms(counted) if e["kind"] == "answer")["t"] == esc
+    early = [e for e in counted if e["kind"] != "esc"]  # no Esc seen: nothing moves, the count is too high
+    assert "count" in [v.kind for v in real_violations(scenario, early)]
+
+
 def test_a_real_session_start_is_read_where_the_engine_raised_it() -> None:
     """The real log has it when the session host started, after the call it was queued before."""
     from agent_cards_conformance.invariants import in_replay_terms
