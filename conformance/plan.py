@@ -24,7 +24,8 @@ and the same to the engine). One choice per feature:
 - ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
 - ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
 
-What cannot run, and why, is :func:`why_not`'s answer.
+Any other step kind cannot run (:data:`DRIVEN` lists the ones the real run drives): a run that skipped a step
+would judge another scenario than the one named. What cannot run, and why, is :func:`why_not`'s answer.
 """
 
 from __future__ import annotations
@@ -46,6 +47,17 @@ OPEN_EXITS = (0, 1)
 OPEN_TIMEOUT_MS = 120_000
 POLL_MS = 5_000
 GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
+#: The step kinds the real run drives (``conformance/real.py``'s ``_steps``); a scenario with any other cannot run.
+DRIVEN: tuple[type[Any], ...] = (steps.CallStep, steps.Wait, steps.Until, steps.Esc, steps.Reload,
+                                 steps.SessionStart, steps.Footer, steps.Check)
+
+
+def step_key(step: object) -> str:
+    """The key a step is written with in a scenario (``host.dies``, ``prompt``)."""
+    for key, kind in steps.KINDS.items():
+        if isinstance(kind, steps.Action) and type(step) is kind.step:
+            return key
+    return type(step).__name__
 
 
 class RealPermission(Value):
@@ -146,6 +158,8 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
             return "lich's own status module (errands): not installed in the real run"
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
+        if not isinstance(step, DRIVEN):
+            return f"a `{step_key(step)}` step: the real run does not drive it, and a step skipped is not judged"
     for call in _calls(scenario):
         if any(isinstance(v, str) and "\0" in v for v in call.input.values()):
             return ("a NUL in the call's input: the command that carries it never starts, so no wrapper sees the run, "

@@ -279,3 +279,29 @@ def test_conform_without_the_plugins_files_says_what_it_needs_in_one_line(
     assert "needs the plugin's own files" in line and "clone of agent-cards" in line
     monkeypatch.chdir(ROOT)  # a clone's folder is the plugin's
     assert real.plugin_folder() == ROOT
+
+
+def test_a_step_the_real_run_cannot_drive_makes_the_scenario_cannot_run_naming_it() -> None:
+    """A judge that skipped a step would judge another scenario: every step kind is driven or said not to be."""
+    from agent_cards.record import Value, replace
+    from agent_cards_conformance.plan import DRIVEN
+    from agent_cards_simulator.scenario import steps
+
+    class Unknown(Value):
+        async def run(self, play: Any) -> str | None:
+            return None
+
+    [base], problems = load_all([ROOT / "scenarios" / "taskstop.yaml"])
+    assert not problems and why_not(base, []) is None
+    unknown = why_not(replace(base, steps=(*base.steps, Unknown())), [])
+    assert unknown is not None and "Unknown" in unknown
+    made = {key: kind.read_bare() for key, kind in steps.KINDS.items() if isinstance(kind, steps.Action) and kind.bare}
+    made |= {"prompt": steps.Prompt("Go on."), "mode": steps.Mode("plan"), "errands": steps.Errands("tidy"),
+             "wait": steps.Wait(10), "until": steps.Until(10 ** 4)}
+    for key, step in made.items():
+        reason = why_not(replace(base, steps=(*base.steps, step)), [])
+        if isinstance(step, DRIVEN):
+            assert reason is None, (key, reason)
+        else:
+            assert reason is not None, key
+            assert f"`{key}`" in reason or key in reason, (key, reason)
