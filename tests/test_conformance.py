@@ -305,3 +305,22 @@ def test_a_step_the_real_run_cannot_drive_makes_the_scenario_cannot_run_naming_i
         else:
             assert reason is not None, key
             assert f"`{key}`" in reason or key in reason, (key, reason)
+
+
+def test_a_host_that_dies_at_t_mid_open_is_killed_that_far_into_the_real_open() -> None:
+    """``at: T`` + ``host.dies`` is found again as T's moment of the next call's open; landing in no open, it
+    cannot run (real turns take seconds: T alone would land elsewhere)."""
+    from agent_cards.record import replace
+    from agent_cards_conformance.plan import plan
+    from agent_cards_simulator.scenario import steps
+    from agent_cards_simulator.scenario.replay import replay
+
+    [scenario], problems = load_all([ROOT / "scenarios" / "resume" / "host-dies-mid-open.yaml"])
+    assert not problems
+    events = [dict(e) for e in replay(scenario).events]
+    assert why_not(scenario, events) is None
+    assert plan(scenario, events).host_dies_in == {"toolu_0001": 1000}
+    late = replace(scenario, steps=(steps.At(5000, steps.HostDies()), *scenario.steps[1:]))
+    assert "lands in no open" in str(why_not(late, events))
+    esc = replace(scenario, steps=(steps.At(1000, steps.Esc()), *scenario.steps[1:]))
+    assert "at:" in str(why_not(esc, events))
