@@ -18,6 +18,7 @@ Where each event comes from:
 | ``footer`` | the screen, read every 0.2 s until before ``/exit``: the ``lich: …`` line as it changes |
 | ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
 |  | input: the call's input as the model sent it |
+| ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
 | ``note`` | fake-lich's world after the run: the notes its workers' reports were due to bring, at their time |
 | ``esc``, ``reload`` | the runner, when it presses the key or reloads |
 | ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
@@ -52,6 +53,7 @@ from agent_cards.record import Record, field
 from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
+from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import Plan, step_key
 from agent_cards_simulator.lich.install import fake_lich_program
@@ -174,6 +176,7 @@ class RealRunner:
         self.call_steps = {n: s.calls for n, s in enumerate(self._call_steps(), start=1)}
         self.calls_file = folder / "lich" / "calls.json"
         self.remarks: list[str] = []
+        self.prompts: list[tuple[str, int]] = []  # the person's prompts: the text, the main requests before it
 
     def _call_steps(self) -> Iterator[steps.CallStep]:
         yield from (s for s in self.scenario.steps if isinstance(s, steps.CallStep))
@@ -410,6 +413,7 @@ class RealRunner:
     def _prompt(self, tui: Tui, model: ConformModel, text: str) -> None:
         """The person's prompt: typed; the step ends when the model was asked with it and the turn is over."""
         asked = len(model.main_requests)
+        self.prompts.append((text, asked))
         tui.type(text)
         if not model.wait_until(lambda m: any(text in _last_user_text(r.body)
                                               for r in m.main_requests[asked:]), STEP_TIMEOUT_S):
@@ -573,12 +577,26 @@ class RealRunner:
                             None)
                 events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent",
                                "input": dict(made["input"]) if made else {}, "task": task})
+        events += self._prompt_events(model, ms)
         events += self._checks_and_spawns(model, ms, seen)
         events += self._notes()
         for mark in self.marks:
             events.append({"t": ms(mark["at"]), **{k: v for k, v in mark.items() if k != "at"}})
         events.sort(key=lambda e: e["t"])
         return [self._virtual_paths(e, sandbox) for e in events]
+
+    def _prompt_events(self, model: ConformModel, ms: Callable[[float], int]) -> list[dict[str, Any]]:
+        """Each prompt the person typed, with what the model read beside it: the task notifications and the
+        prompt.submit hooks' context lines, each taken out of the <system-reminder> Claude Code wraps it in."""
+        out: list[dict[str, Any]] = []
+        for text, asked in self.prompts:
+            request = next((r for r in model.main_requests[asked:] if text in _last_user_text(r.body)), None)
+            if request is None:
+                continue
+            notifications, context = beside_prompt(_last_user_text(request.body))
+            out.append({"t": ms(request.time), "kind": "prompt", "text": text, "notifications": notifications,
+                        "context": context})
+        return out
 
     def _checks_and_spawns(self, model: ConformModel, ms: Callable[[float], int],
                            native: set[str]) -> list[dict[str, Any]]:
@@ -748,6 +766,14 @@ def session_hosts(home: Path) -> list[int]:
         if b"agent_cards.bridge" in cmdline and str(home).encode() in environ:
             found.append(int(entry.name))
     return found
+
+
+def beside_prompt(read: str) -> tuple[list[str], list[str]]:
+    """What a prompt's message carries beside the prompt (normalisation ``prompt``): the task notifications, and
+    the prompt.submit hooks' context lines, each out of the <system-reminder> it came in."""
+    notifications = re.findall(r"(?s)<task-notification>.*?</task-notification>", read)
+    context = [line[len(PROMPT_CONTEXT_PREFIX):] for line in read.split("\n") if line.startswith(PROMPT_CONTEXT_PREFIX)]
+    return notifications, context
 
 
 def _last_user_text(body: Any) -> str:

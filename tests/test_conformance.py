@@ -137,6 +137,9 @@ def test_every_lane_is_compared() -> None:
         "note": ({"kind": "note", "text": "[lich] done"}, {"kind": "note", "text": "[lich] done."}),
         "report": ({"kind": "report", "text": "a hook overran"}, None),
         "toast": ({"kind": "toast", "text": "Opened."}, {"kind": "toast", "text": "Opened"}),
+        "prompt": ({"kind": "prompt", "text": "Go on.", "notifications": [], "context": ["it still runs"]},
+                   {"kind": "prompt", "text": "Go on.", "notifications": [], "context": []}),
+        "lifecycle": ({"kind": "host.start"}, None),
     }
     for lane, (fake_event, real_event) in cases.items():
         fake_side: list[dict[str, Any]] = [call, {"t": 1, **fake_event}]
@@ -324,3 +327,19 @@ def test_a_host_that_dies_at_t_mid_open_is_killed_that_far_into_the_real_open() 
     assert "lands in no open" in str(why_not(late, events))
     esc = replace(scenario, steps=(steps.At(1000, steps.Esc()), *scenario.steps[1:]))
     assert "at:" in str(why_not(esc, events))
+
+
+def test_what_the_model_read_beside_a_prompt_is_taken_out_of_claude_codes_reminders() -> None:
+    """As 2.1.328 sent it after --continue: the hook's context, Claude Code's failed notification, the prompt."""
+    from agent_cards_conformance.real import beside_prompt
+
+    notification = ("<task-notification>\n<task-id>session-2-9f81</task-id>\n<status>failed</status>\n"
+                    "<summary>Background agent \"Fix\" didn't finish</summary>\n</task-notification>")
+    read = "\n".join([
+        "<system-reminder>\nprompt.submit hook additional context: lich session \"Session 2\" still runs.\n"
+        "</system-reminder>\n",
+        "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event.\n\n"
+        f"{notification}\n</system-reminder>\n",
+        "Go on."])
+    assert beside_prompt(read) == ([notification], ['lich session "Session 2" still runs.'])
+    assert beside_prompt("Go on.") == ([], [])
