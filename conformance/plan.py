@@ -87,6 +87,9 @@ class Plan(Value):
     opens: Mapping[str, int] = field(default_factory=dict)  # call id: how many opens come before its own
     open_after: Mapping[str, int] = field(default_factory=dict)  # call id: ms from the call to its open's start
     host_dies_in: Mapping[str, int] = field(default_factory=dict)  # call id: ms into its open the host dies
+    #: per continue/resume in order: whether the fake host's fresh session host reads lich at once (the step
+    #: then ends when the real one has)
+    resume_reads: tuple[bool, ...] = ()
 
 
 def _span(events: Sequence[Mapping[str, Any]]) -> int:
@@ -221,7 +224,10 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
         concrete = RealGit("branch", git.branch)
     opens, open_after = _opens(scenario, events)
     deaths, _ = _mid_open_deaths(scenario, events)
-    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after, deaths)
+    reads = tuple(any(r.get("kind") == "run" and [str(a) for a in r.get("argv") or []][1:2] == ["sessions"]
+                      and r.get("t") == e.get("t") for r in events)
+                  for e in events if e.get("kind") == "resume")
+    return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after, deaths, reads)
 
 
 def _mid_open_deaths(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], str | None]:

@@ -323,6 +323,8 @@ def test_a_host_that_dies_at_t_mid_open_is_killed_that_far_into_the_real_open() 
     events = [dict(e) for e in replay(scenario).events]
     assert why_not(scenario, events) is None
     assert plan(scenario, events).host_dies_in == {"toolu_0001": 1000}
+    [kept], _ = load_all([ROOT / "scenarios" / "resume" / "continue.yaml"])
+    assert plan(kept, [dict(e) for e in replay(kept).events]).resume_reads == (True,)  # the fresh host reads lich
     late = replace(scenario, steps=(steps.At(5000, steps.HostDies()), *scenario.steps[1:]))
     assert "lands in no open" in str(why_not(late, events))
     esc = replace(scenario, steps=(steps.At(1000, steps.Esc()), *scenario.steps[1:]))
