@@ -19,8 +19,12 @@ Each transcript becomes lanes, and each lane is compared on its own:
 | ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included |
 | ``native`` | which calls Claude Code ran itself, with which input (and the task its agent read) |
 | ``note`` | the notes lich typed, in order, exactly |
+| ``prompt`` | per prompt the person typed, in order: its text, the notifications and the hooks' context lines the |
+|  | model read with it, exactly (through :data:`NORMALISATIONS`) |
 | ``report`` | what the engine reported about a hook (the real run shows none the harness can read) |
 | ``keys`` | Esc and reload in order |
+| ``lifecycle`` | the session's own turns in order: a new process (``resume``, and how), a session host that died |
+|  | (``host.dies``), one the module started again by itself (``host.start``) |
 | ``order`` | per call: its permission before its spawn and its answer, its spawn before a launch's answer |
 | ``time`` | each event's ms after its cause (below) within :data:`TIME_TOLERANCE` |
 
@@ -61,6 +65,7 @@ TOLERANCE_TEXT = (f"a run's ms within ±({RUN_TOLERANCE[0]} ms + {RUN_TOLERANCE[
                   f"reload; polls before a footer the polls drew within {POLL_SLACK:.0%}, none late")
 LAUNCHED = "Async agent launched successfully"
 CONTEXT_PREFIX = "tool.call hook additional context: "
+PROMPT_CONTEXT_PREFIX = "prompt.submit hook additional context: "
 #: How the engine shows the model what the fake host's answer says, each the one way a text may differ.
 NORMALISATIONS: dict[str, str] = {
     "tool_use_error": "a deny (a tool.call hook's, or the engine's own error written so) reaches the model as "
@@ -75,6 +80,9 @@ NORMALISATIONS: dict[str, str] = {
             "are left aside",
     "by order": "with calls raised side by side, what fake-lich numbers by the order its opens arrive (ids, "
                 "tickets, labels) is compared as placeholders",
+    "prompt": "beside a prompt the model reads each task notification inside Claude Code's own <system-reminder> "
+              f"(after its preamble), and each context line as {PROMPT_CONTEXT_PREFIX!r} + LINE in one: the same "
+              "notification, the same LINE",
     "paths": "the real run's paths (lich's binary, the project) are read as the scenario's virtual ones",
 }
 NOT_COMPARED = ("check",)
@@ -533,10 +541,17 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     _sequence("footer", [line for _, line in _turns(fake)], [line for _, line in _turns(real)], out)
     _native_lane(fake, real, out)
     _sequence("note", [e.get("text") for e in _of(fake, "note")], [e.get("text") for e in _of(real, "note")], out)
+    def prompts(events: Events) -> list[tuple[Any, Any, Any]]:
+        return [(e.get("text"), list(e.get("notifications") or []), list(e.get("context") or []))
+                for e in _of(events, "prompt")]
+    _sequence("prompt", prompts(fake), prompts(real), out)
     _sequence("report", [e.get("text") for e in _of(fake, "report")], [e.get("text") for e in _of(real, "report")],
               out)
     _sequence("keys", [e["kind"] for e in fake if e["kind"] in ("esc", "reload")],
               [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
+    def lifecycle(events: Events) -> list[tuple[str, Any]]:
+        return [(e["kind"], e.get("how")) for e in events if e["kind"] in ("resume", "host.dies", "host.start")]
+    _sequence("lifecycle", lifecycle(fake), lifecycle(real), out)
     _order_lane(fake, real, out)
     _time_lane(fake, real, out, side_by_side)
     if lanes is not None:

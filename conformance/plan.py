@@ -28,12 +28,17 @@ and the same to the engine). One choice per feature:
 - ``session.start`` (interactive): ``/clear``;
 - ``session.modes`` (other modes in the footer): the person presses Shift+Tab until the footer shows
   accept-edits mode (:data:`SWITCHED_MODE`), before the first step;
+- ``continue`` / ``resume``: ``/exit``, then Claude Code again in the same sandbox with ``--continue`` /
+  ``--resume <the session's id>``; the step ends once the fresh session host has read lich;
+- ``host.dies``: SIGKILL to the run's session hosts (found by their HOME); as ``at: T`` only mid-open: T ms
+  into the fake host's open is that many ms into the real open of the next call; ``prompt``: the text typed;
 - ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
 - ``errands``: a stand-in for lich's status module (a plugin listed before the mod's) draws the text as
   the footer's ``lich: …`` mode; the harness hands it the text at the step's moment;
 - ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
 
-What cannot run, and why, is :func:`why_not`'s answer.
+Any other step kind cannot run (:data:`DRIVEN` lists the ones the real run drives): a run that skipped a step
+would judge another scenario than the one named. What cannot run, and why, is :func:`why_not`'s answer.
 """
 
 from __future__ import annotations
@@ -57,6 +62,18 @@ OPEN_EXITS = (0, 1, 2)
 OPEN_TIMEOUT_MS = 120_000
 POLL_MS = 5_000
 GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories): .git\n"
+#: The step kinds the real run drives (``conformance/real.py``'s ``_steps``); a scenario with any other cannot run.
+DRIVEN: tuple[type[Any], ...] = (steps.CallStep, steps.Wait, steps.Until, steps.Esc, steps.Reload,
+                                 steps.SessionStart, steps.Footer, steps.Check, steps.Continue, steps.Resume,
+                                 steps.HostDies, steps.Prompt, steps.Errands)
+
+
+def step_key(step: object) -> str:
+    """The key a step is written with in a scenario (``host.dies``, ``prompt``)."""
+    for key, kind in steps.KINDS.items():
+        if isinstance(kind, steps.Action) and type(step) is kind.step:
+            return key
+    return type(step).__name__
 
 
 class RealPermission(Value):
@@ -90,6 +107,10 @@ class Plan(Value):
     open_after: Mapping[str, int] = field(default_factory=dict)  # call id: ms from the call to its open's start
     mode: str | None = None  # the footer's label of the mode the person switches to before the first step
     printed: bool = False  # claude -p: a non-interactive session, with nobody to answer a dialog
+    host_dies_in: Mapping[str, int] = field(default_factory=dict)  # call id: ms into its open the host dies
+    #: per continue/resume in order: whether the fake host's fresh session host reads lich at once (the step
+    #: then ends when the real one has)
+    resume_reads: tuple[bool, ...] = ()
 
 
 def _span(events: Sequence[Mapping[str, Any]]) -> int:
@@ -153,10 +174,15 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
         if isinstance(step, steps.CallStep) and step.esc_after is not None and step.esc_after <= GIT_MS:
             return (f"Esc {step.esc_after} ms into the calls, within git's {GIT_MS} ms read: the real git answers "
                     "before a key reaches the screen")
-        if isinstance(step, steps.At):
+        if isinstance(step, steps.At) and not isinstance(step.step, steps.HostDies):
             return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
+        if not isinstance(step, (*DRIVEN, steps.At)):  # at: T + host.dies: driven in the next call step
+            return f"a `{step_key(step)}` step: the real run does not drive it, and a step skipped is not judged"
+    _, problem = _mid_open_deaths(scenario, events)
+    if problem:
+        return problem
     for call in _calls(scenario):
         if any(isinstance(v, str) and "\0" in v for v in call.input.values()):
             return ("a NUL in the call's input: the command that carries it never starts, so no wrapper sees the run, "
@@ -240,8 +266,39 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     else:
         concrete = RealGit("branch", git.branch)
     opens, open_after = _opens(scenario, events)
+    deaths, _ = _mid_open_deaths(scenario, events)
+    reads = tuple(any(r.get("kind") == "run" and [str(a) for a in r.get("argv") or []][1:2] == ["sessions"]
+                      and r.get("t") == e.get("t") for r in events)
+                  for e in events if e.get("kind") == "resume")
     return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after,
-                mode=SWITCHED_MODE if scenario.session.modes else None, printed=_printed(scenario))
+                mode=SWITCHED_MODE if scenario.session.modes else None, printed=_printed(scenario),
+                host_dies_in=deaths, resume_reads=reads)
+
+
+def _mid_open_deaths(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], str | None]:
+    """Each ``at: T`` + ``host.dies`` as the call whose open it lands in, and how many ms into that open: real
+    turns take seconds, so T is found again as that moment of the real open (as Esc mid-open is); one that
+    lands in no open of the next call step cannot run (why)."""
+    deaths: dict[str, int] = {}
+    for index, step in enumerate(scenario.steps):
+        if not (isinstance(step, steps.At) and isinstance(step.step, steps.HostDies)):
+            continue
+        following = next((s for s in scenario.steps[index + 1:] if isinstance(s, steps.CallStep)), None)
+        calls = following.calls if following else ()
+        prompts = {str(c.input.get("prompt")): c.id for c in calls if c.tool == "Agent"}
+        for e in events:
+            argv = [str(a) for a in e.get("argv") or []]
+            if e.get("kind") != "run" or argv[1:2] != ["open"] or "--prompt" not in argv[:-1]:
+                continue
+            call_id = prompts.get(argv[argv.index("--prompt") + 1])
+            start = int(e.get("t", 0))
+            if call_id is not None and start <= step.t < start + int(e.get("ms") or 0):
+                deaths[call_id] = step.t - start
+                break
+        else:
+            return deaths, (f"at: {step.t} host.dies lands in no open of the next call: only a host killed mid-open "
+                            "is found again in real time (the moment of the real open)")
+    return deaths, None
 
 
 def _opens(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:

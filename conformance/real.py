@@ -18,8 +18,11 @@ Where each event comes from:
 | ``footer`` | the screen, read every 0.2 s until before ``/exit``: the ``lich: …`` line as it changes |
 | ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
 |  | input: the call's input as the model sent it |
+| ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
 | ``note`` | fake-lich's world after the run: the notes its workers' reports were due to bring, at their time |
 | ``esc``, ``reload`` | the runner, when it presses the key or reloads |
+| ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
+| ``host.start`` | a session host the module started by itself (its stdin carries no ``session.start``) |
 
 Hook dispatches carry no call id in the bridge's log: each is given to the calls of the step it falls in,
 in the calls' order (the k-th check of a step is the k-th Agent call's; the k-th spawn is the k-th
@@ -38,6 +41,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -50,8 +54,9 @@ from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
+from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX
 from agent_cards_conformance.model import MARKER, ConformModel
-from agent_cards_conformance.plan import OPEN_TIMEOUT_MS, Plan
+from agent_cards_conformance.plan import OPEN_TIMEOUT_MS, Plan, step_key
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
@@ -219,6 +224,8 @@ class RealRunner:
         self.remarks: list[str] = []
         self.errands = folder / "errands.txt"  # what the stand-in status module draws after "lich: "
         self.with_errands = any(isinstance(s, steps.Errands) for s in self.scenario.steps)
+        self.prompts: list[tuple[str, int]] = []  # the person's prompts: the text, the main requests before it
+        self._restarts = 0  # continue/resume steps done
 
     def _call_steps(self) -> Iterator[steps.CallStep]:
         yield from (s for s in self.scenario.steps if isinstance(s, steps.CallStep))
@@ -341,15 +348,16 @@ class RealRunner:
             if self.plan.printed:
                 screen = self._printed(sandbox, plugins, model, git_bin)
                 return RealRun(self._events(model, [], sandbox), screen, self.remarks)
-            with Tui(self.claude, sandbox, plugins, model, env_extra=self._env(git_bin),
-                     extra_args=["--permission-mode", "default"], ready_timeout=60) as tui:
+            self._tui_args = (sandbox, plugins, model, self._env(git_bin))
+            with self._tui() as first, contextlib.ExitStack() as self._later:
                 if self.plan.mode is not None:
-                    self._switch_mode(tui, self.plan.mode)
-                watcher = _Screen(tui, [s.text for s in self.scenario.steps
-                                        if isinstance(s, steps.Errands) and s.text])
+                    self._switch_mode(first, self.plan.mode)
+                watcher = self._watcher = _Screen(first, [s.text for s in self.scenario.steps
+                                                          if isinstance(s, steps.Errands) and s.text])
                 watcher.start()
+                tui = first
                 try:
-                    self._steps(tui, model)
+                    tui = self._steps(first, model)
                     self._finish(tui, model, watcher)
                     screen = tui.screen()
                 finally:
@@ -411,13 +419,22 @@ class RealRunner:
             create_state(self.state, self.scenario.lich)
             self.clock.start()
 
-    def _steps(self, tui: Tui, model: ConformModel) -> None:
+    def _tui(self, *more: str) -> Tui:
+        """Claude Code in the run's sandbox; ``more``: the arguments of a restart (``--continue``)."""
+        sandbox, plugins, model, env = self._tui_args
+        return Tui(self.claude, sandbox, plugins, model, env_extra=env,
+                   extra_args=["--permission-mode", "default", *more], ready_timeout=60)
+
+    def _steps(self, tui: Tui, model: ConformModel) -> Tui:
+        """Drive each step; the Claude Code screen the steps end on (a restart starts another)."""
         n = 0
         for step in self.scenario.steps:
             if isinstance(step, steps.CallStep):
                 n += 1
                 self._calls(tui, model, n, step)
                 continue
+            if isinstance(step, steps.At) and isinstance(step.step, steps.HostDies):
+                continue  # mid-open: the next call step kills the host at that moment of its open (plan.host_dies_in)
             self._start_clock()
             if isinstance(step, steps.Wait):
                 self.stop.wait(step.ms / 1000)
@@ -437,10 +454,89 @@ class RealRunner:
             elif isinstance(step, steps.SessionStart):
                 tui.type("/clear")
                 tui.wait_idle(30)
+            elif isinstance(step, steps.Continue | steps.Resume):
+                tui = self._start_again(tui, model, resume=isinstance(step, steps.Resume))
+            elif isinstance(step, steps.HostDies):
+                self._host_dies(tui)
+            elif isinstance(step, steps.Prompt):
+                self._prompt(tui, model, step.text)
+            elif not isinstance(step, steps.Footer | steps.Check):  # plan.why_not keeps these out: never skip one
+                raise NotImplementedError(f"the real run cannot drive a {step_key(step)!r} step")
             # footer, check: nothing to do (the engine draws the footer; a check reads the fake's memory)
+        return tui
 
-    def _mark(self, kind: str) -> None:
-        self.marks.append({"at": time.time(), "kind": kind})
+    def _mark(self, kind: str, **more: Any) -> None:
+        self.marks.append({"at": time.time(), "kind": kind, **more})
+
+    # -- the session's lifecycle: a new process, a dead session host, the person's prompt ------------------
+
+    def _start_again(self, tui: Tui, model: ConformModel, *, resume: bool) -> Tui:
+        """``/exit``, then Claude Code again in the same sandbox with ``--continue`` (``--resume <id>``); the
+        step ends once the fresh module's session host has started, and has read lich where the fake host's
+        does at once (its order: session.start, the read, then the next step)."""
+        tui.wait_idle(30)
+        how = "resume" if resume else "continue"
+        more = ["--resume", self._session_id()] if resume else ["--continue"]
+        self._mark("resume", how=how)
+        tui.exit()
+        tui.close()
+        hosts = self._hosts()
+        fresh = self._later.enter_context(self._tui(*more))
+        self._watcher.tui = fresh
+        self._wait(lambda: self._hosts() > hosts, 30, f"claude {more[0]} started no session host", fresh)
+        booted = max(p.stat().st_mtime for p in self.boots.glob("boot.*"))
+        reads = self.plan.resume_reads
+        if len(reads) > self._restarts and reads[self._restarts]:
+            self._wait(lambda: self._read_lich_since(booted), 30, "the fresh session host never read lich", fresh)
+        self._restarts += 1
+        return fresh
+
+    def _session_id(self) -> str:
+        """The session Claude Code keeps a log of (``~/.claude/projects/<slug>/<id>.jsonl``), the newest."""
+        sandbox = self._tui_args[0]
+        logs = sorted((sandbox.home / ".claude" / "projects").glob("*/*.jsonl"), key=lambda p: p.stat().st_mtime)
+        if not logs:
+            raise RuntimeError("Claude Code kept no session log to resume")
+        return logs[-1].stem
+
+    def _read_lich_since(self, since: float) -> bool:
+        """A ``lich sessions`` run that started since ``since`` has ended."""
+        for argv_file in (self.runs / "lich").glob("*.argv"):
+            started = int(argv_file.name.split("-")[0]) / 1e9
+            if (started >= since and argv_file.with_suffix(".rc").exists()
+                    and argv_file.read_text(encoding="utf-8").split("\x1f")[:1] == ["sessions"]):
+                return True
+        return False
+
+    def _host_dies(self, tui: Tui) -> None:
+        """SIGKILL to the plugin's session hosts of this run; the step ends once they are gone."""
+        pids = session_hosts(self._tui_args[0].home)
+        if not pids:
+            raise RuntimeError(f"host.dies: no session host is running:\n{tui.screen()}")
+        self._mark("host.dies")
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self._wait(lambda: not set(pids) & set(session_hosts(self._tui_args[0].home)), 10,
+                   "a killed session host still runs", tui)
+
+    def _host_dies_mid_open(self, tui: Tui, since: float, into_ms: int) -> bool:
+        """``at: T`` + ``host.dies``: the hosts are killed ``into_ms`` into the real open (True once done)."""
+        started = self._open_started(since)
+        if started is None or time.time() < started + into_ms / 1000:
+            return False
+        self._host_dies(tui)
+        return True
+
+    def _prompt(self, tui: Tui, model: ConformModel, text: str) -> None:
+        """The person's prompt: typed; the step ends when the model was asked with it and the turn is over."""
+        asked = len(model.main_requests)
+        self.prompts.append((text, asked))
+        tui.type(text)
+        if not model.wait_until(lambda m: any(text in _last_user_text(r.body)
+                                              for r in m.main_requests[asked:]), STEP_TIMEOUT_S):
+            raise TimeoutError(f"the model was never asked with the prompt {text!r}:\n{tui.screen()}")
+        tui.wait_idle(60)
 
     def _reload(self, tui: Tui) -> None:
         """One trigger: the module file changed (Claude Code reloads a changed module by itself, and
@@ -497,6 +593,7 @@ class RealRunner:
         served = model.served[n]
         esc_due = step.esc_after is not None
         esc_at = self._esc_moment(step, served)
+        dies_in = [self.plan.host_dies_in[i] for i in ids if i in self.plan.host_dies_in]  # at: T host.dies
         deadline = time.monotonic() + STEP_TIMEOUT_S + max(self._open_ms(c) for c in step.calls) / 1000
         interrupted = False
         while True:
@@ -505,6 +602,9 @@ class RealRunner:
                 break
             if esc_due and esc_at is None:  # waiting for the open to start
                 esc_at = self._esc_moment(step, served)
+            if dies_in and self._host_dies_mid_open(tui, served, dies_in[0]):
+                dies_in = []
+                continue
             if esc_at is not None and time.time() >= esc_at:
                 esc_at, esc_due = None, False
                 self._mark("esc")
@@ -526,7 +626,7 @@ class RealRunner:
                 continue
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"step {n}'s calls were never answered:\n{screen}")
-            idle = 0.05 if esc_due else 0.2  # waiting on the open to start: look more often
+            idle = 0.05 if esc_due or dies_in else 0.2  # waiting on the open to start: look more often
             wait = idle if esc_at is None else max(0.0, min(0.2, esc_at - time.time()))
             model.wait_until(lambda m: False, wait)
         if interrupted:
@@ -564,7 +664,10 @@ class RealRunner:
         for boot in sorted(self.boots.glob("boot.*")):
             with contextlib.suppress(OSError, ValueError):
                 data = json.loads(boot.read_text(encoding="utf-8") or "{}")
-                for item in data.get("events") or []:
+                given = data.get("events") or []
+                if not any(item.get("event") == "session.start" for item in given):  # the module's own restart
+                    events.append({"t": ms(boot.stat().st_mtime), "kind": "host.start"})
+                for item in given:
                     if item.get("event") == "session.start":
                         e = item.get("e") or {}
                         events.append({"t": ms(boot.stat().st_mtime), "kind": "session.start",
@@ -596,12 +699,26 @@ class RealRunner:
                             None)
                 events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent",
                                "input": dict(made["input"]) if made else {}, "task": task})
+        events += self._prompt_events(model, ms)
         events += self._checks_and_spawns(model, ms, seen)
         events += self._notes()
         for mark in self.marks:
-            events.append({"t": ms(mark["at"]), "kind": mark["kind"]})
+            events.append({"t": ms(mark["at"]), **{k: v for k, v in mark.items() if k != "at"}})
         events.sort(key=lambda e: e["t"])
         return [self._virtual_paths(e, sandbox) for e in events]
+
+    def _prompt_events(self, model: ConformModel, ms: Callable[[float], int]) -> list[dict[str, Any]]:
+        """Each prompt the person typed, with what the model read beside it: the task notifications and the
+        prompt.submit hooks' context lines, each taken out of the <system-reminder> Claude Code wraps it in."""
+        out: list[dict[str, Any]] = []
+        for text, asked in self.prompts:
+            request = next((r for r in model.main_requests[asked:] if text in _last_user_text(r.body)), None)
+            if request is None:
+                continue
+            notifications, context = beside_prompt(_last_user_text(request.body))
+            out.append({"t": ms(request.time), "kind": "prompt", "text": text, "notifications": notifications,
+                        "context": context})
+        return out
 
     def _checks_and_spawns(self, model: ConformModel, ms: Callable[[float], int],
                            native: set[str]) -> list[dict[str, Any]]:
@@ -755,6 +872,37 @@ def _after_result(body: Mapping[str, Any], call_id: str) -> str:
             if found:
                 parts.append(text_of([block]))
     return "\n".join(parts)
+
+
+def session_hosts(home: Path) -> list[int]:
+    """The plugin's session hosts (``python … agent_cards.bridge``) running with this HOME."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"agent_cards.bridge" in cmdline and str(home).encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def beside_prompt(read: str) -> tuple[list[str], list[str]]:
+    """What a prompt's message carries beside the prompt (normalisation ``prompt``): the task notifications, and
+    the prompt.submit hooks' context lines, each out of the <system-reminder> it came in."""
+    notifications = re.findall(r"(?s)<task-notification>.*?</task-notification>", read)
+    context = [line[len(PROMPT_CONTEXT_PREFIX):] for line in read.split("\n") if line.startswith(PROMPT_CONTEXT_PREFIX)]
+    return notifications, context
+
+
+def _last_user_text(body: Any) -> str:
+    """The text of a request's last user message (what the person's prompt came with)."""
+    messages = [m for m in (body.get("messages") or []) if isinstance(m, dict)] if isinstance(body, dict) else []
+    users = [m for m in messages if m.get("role") == "user"]
+    return text_of(users[-1].get("content")) if users else ""
 
 
 def _wait_gone(tui: Tui, text: str, timeout: float) -> None:

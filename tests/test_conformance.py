@@ -137,6 +137,9 @@ def test_every_lane_is_compared() -> None:
         "note": ({"kind": "note", "text": "[lich] done"}, {"kind": "note", "text": "[lich] done."}),
         "report": ({"kind": "report", "text": "a hook overran"}, None),
         "toast": ({"kind": "toast", "text": "Opened."}, {"kind": "toast", "text": "Opened"}),
+        "prompt": ({"kind": "prompt", "text": "Go on.", "notifications": [], "context": ["it still runs"]},
+                   {"kind": "prompt", "text": "Go on.", "notifications": [], "context": []}),
+        "lifecycle": ({"kind": "host.start"}, None),
     }
     for lane, (fake_event, real_event) in cases.items():
         fake_side: list[dict[str, Any]] = [call, {"t": 1, **fake_event}]
@@ -473,3 +476,66 @@ def test_a_native_agent_counts_from_its_spawn_however_long_the_open_took() -> No
     assert [d for d in compare(fake, real).differences if d.lane == "time"] == []
     late = [*real[:4], {**real[4], "t": 131_000}]  # the agent 6.8 s after its spawn
     assert [d.key for d in compare(fake, late).differences if d.lane == "time"] == ["native a"]
+
+
+def test_a_step_the_real_run_cannot_drive_makes_the_scenario_cannot_run_naming_it() -> None:
+    """A judge that skipped a step would judge another scenario: every step kind is driven or said not to be."""
+    from agent_cards.record import Value, replace
+    from agent_cards_conformance.plan import DRIVEN
+    from agent_cards_simulator.scenario import steps
+
+    class Unknown(Value):
+        async def run(self, play: Any) -> str | None:
+            return None
+
+    [base], problems = load_all([ROOT / "scenarios" / "taskstop.yaml"])
+    assert not problems and why_not(base, []) is None
+    unknown = why_not(replace(base, steps=(*base.steps, Unknown())), [])
+    assert unknown is not None and "Unknown" in unknown
+    made = {key: kind.read_bare() for key, kind in steps.KINDS.items() if isinstance(kind, steps.Action) and kind.bare}
+    made |= {"prompt": steps.Prompt("Go on."), "mode": steps.Mode("plan"), "errands": steps.Errands("tidy"),
+             "wait": steps.Wait(10), "until": steps.Until(10 ** 4)}
+    for key, step in made.items():
+        reason = why_not(replace(base, steps=(*base.steps, step)), [])
+        if isinstance(step, DRIVEN):
+            assert reason is None, (key, reason)
+        else:
+            assert reason is not None, key
+            assert f"`{key}`" in reason or key in reason, (key, reason)
+
+
+def test_a_host_that_dies_at_t_mid_open_is_killed_that_far_into_the_real_open() -> None:
+    """``at: T`` + ``host.dies`` is found again as T's moment of the next call's open; landing in no open, it
+    cannot run (real turns take seconds: T alone would land elsewhere)."""
+    from agent_cards.record import replace
+    from agent_cards_conformance.plan import plan
+    from agent_cards_simulator.scenario import steps
+    from agent_cards_simulator.scenario.replay import replay
+
+    [scenario], problems = load_all([ROOT / "scenarios" / "resume" / "host-dies-mid-open.yaml"])
+    assert not problems
+    events = [dict(e) for e in replay(scenario).events]
+    assert why_not(scenario, events) is None
+    assert plan(scenario, events).host_dies_in == {"toolu_0001": 1000}
+    [kept], _ = load_all([ROOT / "scenarios" / "resume" / "continue.yaml"])
+    assert plan(kept, [dict(e) for e in replay(kept).events]).resume_reads == (True,)  # the fresh host reads lich
+    late = replace(scenario, steps=(steps.At(5000, steps.HostDies()), *scenario.steps[1:]))
+    assert "lands in no open" in str(why_not(late, events))
+    esc = replace(scenario, steps=(steps.At(1000, steps.Esc()), *scenario.steps[1:]))
+    assert "at:" in str(why_not(esc, events))
+
+
+def test_what_the_model_read_beside_a_prompt_is_taken_out_of_claude_codes_reminders() -> None:
+    """As 2.1.328 sent it after --continue: the hook's context, Claude Code's failed notification, the prompt."""
+    from agent_cards_conformance.real import beside_prompt
+
+    notification = ("<task-notification>\n<task-id>session-2-9f81</task-id>\n<status>failed</status>\n"
+                    "<summary>Background agent \"Fix\" didn't finish</summary>\n</task-notification>")
+    read = "\n".join([
+        "<system-reminder>\nprompt.submit hook additional context: lich session \"Session 2\" still runs.\n"
+        "</system-reminder>\n",
+        "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event.\n\n"
+        f"{notification}\n</system-reminder>\n",
+        "Go on."])
+    assert beside_prompt(read) == ([notification], ['lich session "Session 2" still runs.'])
+    assert beside_prompt("Go on.") == ([], [])
