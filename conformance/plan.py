@@ -15,7 +15,8 @@ and the same to the engine). One choice per feature:
 - ``hook-deny``: a classic PreToolUse command hook (a plugin of its own) answering
   ``permissionDecision: "deny"`` with the reason;
 - git branch / detached: the sandbox project on that branch / on a detached HEAD; git failing with git's own
-  message: a project that is not a git repository; git failing with another message: the project on
+  message: a project that is not a git repository (its "not a git repository" in other words, as at a mount
+  point: the same project, the mod's git answering those words); git failing with another message: the project on
   ``main``, and the git the mod's session host runs (a wrapper that only the plugin's runs reach: Claude
   Code's own git is the real one) answers every run with the scenario's exit and stderr; git missing: the
   session host started with a PATH that holds no git (Claude Code keeps its own);
@@ -48,7 +49,7 @@ from typing import Any
 
 from agent_cards.record import Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
-from agent_cards_simulator.runners.scripted_git import GIT_MS
+from agent_cards_simulator.runners.scripted_git import GIT_MS, not_a_repository
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
@@ -88,7 +89,7 @@ class RealPermission(Value):
 class RealGit(Value):
     mode: str = "branch"  # branch | detached | none (not a repository) | refuses | missing (the mod's runs only)
     branch: str = "main"
-    exit: int = 0  # refuses: what every git run of the mod's exits with, and its stderr
+    exit: int = 0  # refuses (or none in words of git's own): what every git run of the mod's exits with, and its stderr
     stderr: str = ""
 
 
@@ -258,7 +259,10 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     if git.missing:
         concrete = RealGit("missing")
     elif git.exit and git.stderr and git.stderr != GIT_NOT_A_REPO:
-        concrete = RealGit("refuses", exit=git.exit, stderr=git.stderr)
+        # git's own "no repository" in words of its own (a mount point it stops at): a project in none, the
+        # mod's git answering those words; any other failure: a repository whose git refuses the mod
+        mode = "none" if not_a_repository(git.exit, git.stderr) else "refuses"
+        concrete = RealGit(mode, exit=git.exit, stderr=git.stderr)
     elif git.exit:
         concrete = RealGit("none")
     elif git.branch is None:

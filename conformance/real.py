@@ -284,7 +284,7 @@ class RealRunner:
         guard = f'[ -n "$CLAUDE_PLUGIN_ROOT" ] || exec {shlex.quote(real_git)} "$@"'
         mods_git = real_git
         git = self.plan.git
-        if git.mode == "refuses":
+        if git.mode == "refuses" or (git.mode == "none" and git.stderr):
             mods_git = str(_write(self.folder / "git-refuses", _GIT_REFUSES.format(
                 stderr=shlex.quote(git.stderr), exit=int(git.exit)), 0o755))
         bin_dir = self.folder / "gitbin"

@@ -394,6 +394,21 @@ def test_the_mods_git_refuses_as_scripted_and_claude_codes_own_git_is_the_real_o
     assert len(runner._runs(lambda at: 0)) == 1  # Claude Code's own runs are not the mod's
 
 
+def test_gits_no_repository_in_other_words_is_a_project_in_none_whose_git_says_them(tmp_path: Path) -> None:
+    """git stopping at a mount point still says "not a git repository": the real project is in no repository
+    (so Claude Code's own walk finds none), and the mod's git answers the scenario's words."""
+    import os
+    import subprocess
+
+    runner = _runner(tmp_path, "branch/base-not-a-repo-boundary")
+    assert runner.plan.git.mode == "none" and runner.plan.git.exit == 128
+    git = runner._wrappers() / "git"
+    mods = subprocess.run([str(git), "branch", "--show-current"], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CLAUDE_PLUGIN_ROOT": str(tmp_path)},
+                          check=False)
+    assert mods.returncode == 128 and mods.stderr.startswith("fatal: not a git repository (or any parent up to mount")
+
+
 def test_with_git_missing_the_session_host_finds_no_git(tmp_path: Path) -> None:
     import os
     import subprocess
