@@ -201,8 +201,9 @@ class Trial:
 
 #: Test files the ``tests`` step does not run: the fuzzer's (its step runs the fuzzer itself), the command
 #: line's conventions (each case runs ``agent-cards`` as a process of its own, which imports the unmutated
-#: mod) and the fake host's boundedness (the scenarios replayed again and again, as the replay step does).
-NOT_KILLERS = frozenset({"test_fuzz.py", "test_cli_conventions.py", "test_bounded.py"})
+#: mod), the fake host's boundedness (the scenarios replayed again and again, as the replay step does) and
+#: this tool's own.
+NOT_KILLERS = frozenset({"test_fuzz.py", "test_cli_conventions.py", "test_bounded.py", "test_mutation.py"})
 
 
 #: Test files that drive the mod through the replay of scenarios written in them, without importing the
