@@ -224,6 +224,8 @@ def tests_by_module() -> dict[str, list[str]]:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module)
                 imported |= {f"{node.module}.{alias.name}" for alias in node.names}
+        if PREFIX in imported:  # the package's own names, register and AgentCards, are the mod's
+            imported.add(f"{PREFIX}.mod")
         for name in imported:
             if name.split(".")[0] == PREFIX:
                 found.setdefault(name, [])
