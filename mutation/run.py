@@ -218,14 +218,15 @@ def tests_by_module() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {name: list(THROUGH_THE_REPLAY) for name in REPLAYED}
     for path in sorted((ROOT / "tests").glob("test_*.py")):
         imported: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Import):
                 imported |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module)
                 imported |= {f"{node.module}.{alias.name}" for alias in node.names}
-        if PREFIX in imported:  # the package's own names, register and AgentCards, are the mod's
-            imported.add(f"{PREFIX}.mod")
+        if PREFIX in imported and ("agent_cards.register(" in text or "agent_cards.AgentCards" in text):
+            imported.add(f"{PREFIX}.mod")  # the package's own register and AgentCards are the mod's
         for name in imported:
             if name.split(".")[0] == PREFIX:
                 found.setdefault(name, [])
