@@ -180,7 +180,8 @@ class Trial:
                                           self.limits.in_process_s)
         if killer:
             return Outcome(mutant, killer, detail)
-        files = [f for f in self.tests.get(mutant.module, []) if Path(f).name not in NOT_KILLERS]
+        files = sorted((f for f in self.tests.get(mutant.module, []) if Path(f).name not in NOT_KILLERS),
+                       key=lambda f: Path(f).name in SLOW_LAST)
         if not files:
             return Outcome(mutant, None, "no test file imports its module")
         argv = [sys.executable, "-m", "agent_cards_mutation.planted", mutant.id, mutant.module, str(ROOT), "--",
@@ -211,6 +212,11 @@ NOT_KILLERS = frozenset({"test_fuzz.py", "test_cli_conventions.py", "test_bounde
 THROUGH_THE_REPLAY = ("tests/test_mod_poll.py", "tests/test_modes.py")
 REPLAYED = frozenset({"agent_cards.mod", "agent_cards.taken", "agent_cards.delivery", "agent_cards.lich_calls",
                       "agent_cards.rules", "agent_cards.state", "agent_cards.branch", "agent_cards.texts"})
+
+
+#: Test files that take tens of seconds (real processes, a real session host): run after the others, so
+#: that ``-x`` stops at a quicker test's failure first.
+SLOW_LAST = frozenset({"test_hook.py", "test_bridge.py", "test_report.py"})
 
 
 def tests_by_module() -> dict[str, list[str]]:
