@@ -4,8 +4,9 @@ the file does not rename it.
 A mutant's id is ``module:function:operator:original->replacement`` (``function`` the qualified name of the
 innermost enclosing def or class, ``<module>`` outside any), with ``#k`` added for the k-th such change in
 that function (k from 2): line numbers move whenever a line is added above, the function's name and the
-change itself do not. Lines that only describe the code are left alone: annotations, docstrings,
-``if TYPE_CHECKING:`` blocks, ``__repr__``, ``__all__``, and the argument of an ``assert`` (the mod's own
+change itself do not. Lines that only describe the code are left alone: annotations, docstrings (and
+any string alone as a statement), ``TYPE_CHECKING = False`` and the ``if TYPE_CHECKING:`` blocks,
+``__repr__``, ``__all__``, and the argument of an ``assert`` (the mod's own
 checks of its invariants, not behaviour).
 """
 
@@ -74,6 +75,17 @@ def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
+def _is_bare_string(node: ast.AST) -> bool:
+    """A string alone as a statement: a docstring, of a module, a class, a function or an attribute."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _sets_type_checking(node: ast.AST) -> bool:
+    """``TYPE_CHECKING = False``: the stand-in for typing's flag, read only by the type checker."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "TYPE_CHECKING")
+
+
 def _is_logging(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Attribute) and call.func.attr in _LOGGING
 
@@ -93,7 +105,7 @@ class _Walker:
                 return
         if isinstance(node, ast.Assert | ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
             return
-        if _is_type_checking(node):
+        if _is_type_checking(node) or _is_bare_string(node) or _sets_type_checking(node):
             return
         if isinstance(node, ast.Assign | ast.AnnAssign) and any(
                 isinstance(t, ast.Name) and t.id == "__all__" for t in ([node.target] if isinstance(node, ast.AnnAssign)
