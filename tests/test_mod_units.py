@@ -483,3 +483,10 @@ def test_restore_takes_interactive_from_a_session_start_seen_now() -> None:
     assert restore(None, kept, "", {"isInteractive": False}, print).interactive is False
     assert restore(None, KeptStore(ModState(workers=(ONE,))), "", {"isInteractive": True}, print).interactive is True
     assert restore(None, kept, "", {"isInteractive": "yes"}, print).interactive is False
+
+
+def test_the_owner_and_the_workers_reported_lost_round_trip_through_json() -> None:
+    state = ModState(workers=(ONE,), owner="41", reported_lost=("w1",))
+    data = json.loads(json.dumps(state.to_json()))
+    assert (data["owner"], data["reported_lost"]) == ("41", ["w1"])
+    assert ModState.from_json(data) == state
