@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import agent_cards
 from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin, ProcessResult, Timer
+from agent_cards.record import Record, field
 from agent_cards.state import MemoryStore, ModState, Worker
+from agent_cards.texts import agent_text
 
 OPENED = {
     "id": "77aa", "label": "Session 5", "name": "session-5-77aa", "path": "/srv/app",
@@ -22,8 +23,7 @@ OPENED = {
 }
 
 
-@dataclass
-class MiniHost:
+class MiniHost(Record):
     env_values: dict[str, str]
     runs: list[tuple[list[str], int]] = field(default_factory=list)
     toasts: list[str] = field(default_factory=list)
@@ -71,14 +71,12 @@ class MiniHost:
         self.timers.append((ms, fn))
 
 
-@dataclass
-class MiniNext:
+class MiniNext(Record):
     beneath: Any
     origin: Origin = ENGINE
     event: str = "tool.call"
 
-    @dataclass
-    class _Signal:
+    class _Signal(Record):
         aborted: bool = False
 
     signal: _Signal = field(default_factory=_Signal)
@@ -205,3 +203,51 @@ async def test_taskstop_on_a_hand_written_host() -> None:
                                  "task_id": "session-5-77aa", "task_type": "local_agent", "command": "Tidy"}}
     assert host.runs == [(["/usr/local/bin/lich", "close", "session-5-77aa"], 30_000)]
     assert store.get().workers == ()
+
+
+class RefusingHost(MiniHost):
+    """A host whose lich refuses every stop (``close`` exits 1)."""
+
+    async def run(self, argv: Sequence[str], /, *, timeout_ms: int = 30_000) -> ProcessResult:
+        self.runs.append((list(argv), timeout_ms))
+        return ProcessResult(1, "", "error: the session is busy\n")
+
+
+async def test_a_refused_taskstop_is_worded_in_the_prompt_language() -> None:
+    worker = Worker("session-5-77aa", "Session 5", "Tidy", shared=True)
+    denials = []
+    for lang in ("", "es"):
+        store = MemoryStore(ModState(interactive=True, lich_bin="/usr/local/bin/lich", workers=(worker,)))
+        stop_hook = registered(store)["tool.call"][1][1]
+        host = RefusingHost({**ENV, "LICH_PROMPT_LANG": lang} if lang else dict(ENV))
+        answer = await stop_hook(host, {"tool": "TaskStop", "task_id": worker.name}, MiniNext(_empty_of))
+        assert answer is not None and store.get().workers == (worker,)  # STOP-REFUSED: it still counts
+        denials.append(answer["deny"])
+    english, spanish = denials
+    assert "the session is busy" in english and "the session is busy" in spanish
+    assert english != spanish
+
+
+async def _empty_of(e: Event) -> HookResult:
+    return {}
+
+
+async def test_a_worker_lich_still_runs_is_told_once_beside_the_next_prompt_in_its_language() -> None:
+    """After the session came back in a new process: the first prompt carries the note, the next none."""
+    worker = Worker("session-5-77aa", "Session 5", "Tidy", shared=True)
+    store = MemoryStore(ModState(interactive=True, lich_bin="/usr/local/bin/lich", workers=(worker,),
+                                 reported_lost=(worker.name,)))
+    prompt_hook = registered(store)["prompt.submit"][0][1]
+    host = MiniHost({**ENV, "LICH_PROMPT_LANG": "es"})
+    seen: list[Event] = []
+
+    async def claude_code(e: Event) -> HookResult:
+        seen.append(e)
+        return {}
+
+    for _ in range(2):
+        await prompt_hook(host, {"prompt": "go on", "context": ["given"]}, MiniNext(claude_code, event="prompt.submit"))
+    told = agent_text("es", "resume.still_running", label="Session 5", name="session-5-77aa")
+    assert told != agent_text(None, "resume.still_running", label="Session 5", name="session-5-77aa")
+    assert [e["context"] for e in seen] == [["given", told], ["given"]]
+    assert store.get().reported_lost == ()

@@ -164,7 +164,7 @@ def test_sessions_that_are_not_utf8_are_one_line(tmp_path: Path) -> None:
 #: Every command line and ``python -m`` main of the project.
 HELPED = [
     [sys.executable, "-m", "agent_cards.cli", name, "--help"]
-    for name in ("replay", "coverage", "fuzz", "conform", "import", "hook")
+    for name in ("replay", "coverage", "fuzz", "conform", "import", "mutate", "hook")
 ] + [
     [sys.executable, "-m", module, "--help"]
     for module in ("bench", "bench.bridge", "bench.instructions", "agent_cards_simulator.scenario.schema",

@@ -107,3 +107,10 @@ def test_agent_text_reads_japanese() -> None:
 def test_agent_text_falls_back_to_english() -> None:
     english = texts.agent_text("fr", "deny.spawn", label=SAMPLE_LABEL)
     assert english == texts.AGENT["deny.spawn"].format(label=SAMPLE_LABEL)
+
+
+@pytest.mark.parametrize("catalog", ["AGENT", "PERSON"])
+def test_every_english_text_of_the_catalog_says_something(catalog: str) -> None:
+    """An empty text would reach the agent or the person as a blank answer or toast."""
+    blank = [key for key, text in getattr(texts, catalog).items() if not text.strip()]
+    assert blank == []

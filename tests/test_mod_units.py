@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agent_cards import rules
 from agent_cards.delivery import NotOpened, Opened, TakenCall, answer, read_open
 from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
-from agent_cards.state import MemoryStore, ModState, PendingOpen, Worker
+from agent_cards.state import MemoryStore, ModState, PendingOpen, Worker, restore
 from agent_cards.taken import Completed, Deny, Launched
 from agent_cards.texts import AGENT
 
@@ -455,3 +455,59 @@ def test_state_updates() -> None:
     assert [w.label for w in state.workers] == ["Two", "One again"] and state.lich_bin == "/bin/lich-b"
     assert state.worker("w2") == two and state.worker("nope") is None
     assert store.update(lambda s: s.without({"w1", "other"})).workers == (two,)
+
+
+# --- restore: the state a session host starts from -------------------------------------------------------------
+
+ONE = Worker("w1", "One", "d1", True)
+
+
+class KeptStore:
+    """A kept store (the session host's file) holding ``state``, or failing to be read."""
+
+    def __init__(self, state: ModState | None) -> None:
+        self.state = state
+
+    def get(self) -> ModState:
+        if self.state is None:
+            raise OSError(13, "Permission denied")
+        return self.state
+
+
+def test_restore_reads_the_kept_store_first_and_the_given_state_when_it_holds_nothing() -> None:
+    given = ModState(lich_bin="/bin/given", workers=(ONE,)).to_json()
+    kept = ModState(lich_bin="/bin/kept", workers=(Worker("w2", "Two", "d2", False),))
+    assert restore(given, KeptStore(kept), "", None, print) == kept
+    assert restore(given, KeptStore(ModState()), "", None, print).lich_bin == "/bin/given"
+    assert restore(given, KeptStore(ModState(owner="41")), "", None, print).owner == "41"
+
+
+def test_restore_reports_a_kept_store_it_cannot_read_and_keeps_the_given_state() -> None:
+    reported: list[str] = []
+    state = restore(ModState(workers=(ONE,)).to_json(), KeptStore(None), "", None, reported.append)
+    assert state.workers == (ONE,)
+    assert reported == ["the kept state could not be read: Permission denied"]
+
+
+def test_restore_marks_the_workers_of_another_process_reported_lost() -> None:
+    kept = KeptStore(ModState(workers=(ONE,), owner="41"))
+    assert restore(None, kept, "42", None, print).reported_lost == ("w1",)
+    assert restore(None, kept, "42", None, print).owner == "42"
+    assert restore(None, kept, "41", None, print).reported_lost == ()
+    assert restore(None, kept, "", None, print) == ModState(workers=(ONE,), owner="41")
+    assert restore(None, KeptStore(ModState(owner="41")), "42", None, print).reported_lost == ()
+
+
+def test_restore_takes_interactive_from_a_session_start_seen_now() -> None:
+    kept = KeptStore(ModState(interactive=True, workers=(ONE,)))
+    assert restore(None, kept, "", None, print).interactive is True
+    assert restore(None, kept, "", {"isInteractive": False}, print).interactive is False
+    assert restore(None, KeptStore(ModState(workers=(ONE,))), "", {"isInteractive": True}, print).interactive is True
+    assert restore(None, kept, "", {"isInteractive": "yes"}, print).interactive is False
+
+
+def test_the_owner_and_the_workers_reported_lost_round_trip_through_json() -> None:
+    state = ModState(workers=(ONE,), owner="41", reported_lost=("w1",))
+    data = json.loads(json.dumps(state.to_json()))
+    assert (data["owner"], data["reported_lost"]) == ("41", ["w1"])
+    assert ModState.from_json(data) == state

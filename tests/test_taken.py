@@ -182,6 +182,11 @@ def test_esc_during_a_failed_open_denies_instead_of_running_it_twice() -> None:
     assert isolated.decide(aborted, 2_000, esc=True) == Deny(AGENT["deny.esc.isolated"].format(branch=BRANCH))
 
 
+def test_esc_during_an_open_tells_the_agent_lich_may_hold_the_task() -> None:
+    text = AGENT["deny.esc"]
+    assert "interrupted while lich was opening a card" in text and "[lich] note" in text
+
+
 def test_esc_after_lich_has_the_task_keeps_lichs_answer() -> None:
     decision = opening().decide(printed("pending"), 2_000, esc=True)
     assert isinstance(decision, Launched) and decision.worker is not None
