@@ -428,6 +428,15 @@ def test_from_json_reads_what_it_can() -> None:
     )
 
 
+@pytest.mark.parametrize("lost", ["w1", {"w1": 1}, ["w1", 5], 5])
+def test_reported_lost_is_read_only_as_a_list_of_names(lost: Any) -> None:
+    """A text is no list of names (its letters are not workers), nor is a list holding other things."""
+    said: list[str] = []
+    state = ModState.from_json({"workers": [{"name": "w1"}], "reported_lost": lost}, said.append)
+    assert state.reported_lost == ()
+    assert said == ["reported_lost is not a list of names"]
+
+
 def test_a_pending_open_is_kept_until_it_settles_into_its_worker() -> None:
     """The state keeps an open from before it starts until it was read; the worker it opened comes in with the
     same change that drops it, and a state without opens writes no ``opens`` key (files of before stay as
