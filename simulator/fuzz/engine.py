@@ -103,11 +103,13 @@ def same_constants() -> Iterator[None]:
     """hypothesis mixes into its draws the literals of every module of the working tree the process has
     imported, so one seed drew other cases under pytest (its test modules loaded, in whatever order) than
     from the command line. While the fuzzer runs, those literals are the mod's own modules', always the
-    same: a seed draws the same cases in any process. (hypothesis has no setting for this; the hook it
-    reads is private, so a hypothesis without it leaves the draws as they are.)"""
+    same: a seed draws the same cases in any process. They are read from the source each time: hypothesis's
+    own cache of them (a file per module in its folder) reads back other constants than the source gives,
+    so the first process of a fresh folder drew other cases than the next. (hypothesis has no setting for
+    this; the hook it reads is private, so a hypothesis without it leaves the draws as they are.)"""
     try:
         from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants, constants_from_module
+        from hypothesis.internal.constants_ast import Constants, _constants_from_source
     except ImportError:
         yield
         return
@@ -117,7 +119,8 @@ def same_constants() -> Iterator[None]:
     fixed = Constants()
     for info in sorted(pkgutil.walk_packages(agent_cards.__path__, "agent_cards."), key=lambda m: m.name):
         if not info.ispkg and not info.name.endswith("__main__"):
-            fixed |= constants_from_module(importlib.import_module(info.name))
+            source = Path(str(importlib.import_module(info.name).__file__)).read_bytes()
+            fixed |= _constants_from_source(source, limit=True)
     saved = providers._get_local_constants
     providers._get_local_constants = lambda: fixed
     providers.CONSTANTS_CACHE.cache.clear()
