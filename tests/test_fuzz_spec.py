@@ -124,6 +124,14 @@ def test_what_a_session_outlives_is_a_reached_state(name: str, states: set[str])
     assert not states & _examined(ROOT / "scenarios" / "reload.yaml")[1]
 
 
+def test_a_continue_read_back_with_a_name_of_the_wrong_type_is_examined() -> None:
+    read = {"read": 1, "stdout": '[{"name": ["session-2-9f81"]}]', "exit": 0}
+    checked = examine(with_tail({"title": "t", "clauses": ["TAKE-TYPE"], "lich": {"lists": [read]},
+                                 "steps": [{"call": {"description": "Fix the login bug", "prompt": "task 1"}},
+                                           "continue", {"wait": 6000}]}))
+    assert checked.violation is None or checked.violation.kind != "replay-failed", checked.violation
+
+
 def test_the_oracle_knows_the_model_is_told_a_kept_worker_runs() -> None:
     scenario = read_checked(ROOT / "scenarios" / "resume" / "continue.yaml")
     with planted(PLANT["kept-worker-not-told"]):

@@ -53,7 +53,7 @@ def _continued(running: bool) -> Callable[[SpecModel, Events], bool]:
             listed = parsed(read.get("stdout")) if read is not None and read.get("exit") == 0 else None
             if read is None or not isinstance(listed, list):
                 continue
-            names = {r.get("name") for r in listed if isinstance(r, dict)}
+            names = {r["name"] for r in listed if isinstance(r, dict) and isinstance(r.get("name"), str)}
             end = read["t"] + (read.get("ms") or 0)
             for worker in model.kept(index):
                 if (worker.maybe(end) and worker.name in names) if running else \
