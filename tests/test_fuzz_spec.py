@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_cards_simulator.fuzz import command, example_folder, oracle, reached
+from agent_cards_simulator.fuzz import command, example_folder, invariants, oracle, reached
 from agent_cards_simulator.fuzz.engine import Fuzz, examine
 from agent_cards_simulator.fuzz.generate import with_tail
 from agent_cards_simulator.fuzz.plants import PLANTS, planted
@@ -105,9 +105,45 @@ def test_a_failure_found_is_tried_first_on_the_next_run(tmp_path: Path) -> None:
         assert found is not None and found.violation.kind == "liveness-poll" and again.first_at == 1
 
 
+def _examined(path: Path) -> tuple[Any, set[str]]:
+    scenario = read_checked(path)
+    result = replay(scenario)
+    violation, model = invariants.examine(scenario, result)
+    assert model is not None
+    return violation, reached.reached(model, result.events)
+
+
+@pytest.mark.parametrize(("name", "states"), [
+    ("continue", {"continue-worker-running", "continue-told-still-running", "stop-after-continue"}),
+    ("continue-dropped", {"continue-worker-dropped"}),
+    ("host-dies", {"host-restart-with-workers"}),
+])
+def test_what_a_session_outlives_is_a_reached_state(name: str, states: set[str]) -> None:
+    violation, seen = _examined(ROOT / "scenarios" / "resume" / f"{name}.yaml")
+    assert violation is None and states <= seen, (violation, seen)
+    assert not states & _examined(ROOT / "scenarios" / "reload.yaml")[1]
+
+
+def test_a_continue_read_back_with_a_name_of_the_wrong_type_is_examined() -> None:
+    read = {"read": 1, "stdout": '[{"name": ["session-2-9f81"]}]', "exit": 0}
+    checked = examine(with_tail({"title": "t", "clauses": ["TAKE-TYPE"], "lich": {"lists": [read]},
+                                 "steps": [{"call": {"description": "Fix the login bug", "prompt": "task 1"}},
+                                           "continue", {"wait": 6000}]}))
+    assert checked.violation is None or checked.violation.kind != "replay-failed", checked.violation
+
+
+def test_the_oracle_knows_the_model_is_told_a_kept_worker_runs() -> None:
+    scenario = read_checked(ROOT / "scenarios" / "resume" / "continue.yaml")
+    with planted(PLANT["kept-worker-not-told"]):
+        events = replay(scenario).events
+    kinds = [d.kind for d in oracle.SpecModel(scenario, events).disagreements()]
+    assert "oracle-resume" in kinds
+    assert not list(oracle.SpecModel(scenario, replay(scenario).events).disagreements())
+
+
 def test_every_listed_state_has_a_name_and_a_line() -> None:
     assert set(reached.STATES).isdisjoint(reached.NOT_YET)
-    assert "host-restart-with-workers" in reached.NOT_YET
+    assert "host-restart-with-workers" in reached.STATES
     assert all(state.doc for state in reached.STATES.values())
 
 

@@ -20,13 +20,15 @@ from agent_cards.arguments import (
 from agent_cards_simulator.fuzz.storage import failures_folder, hypothesis_folder
 
 DESCRIPTION = """Generate scenarios (host, lich and git behaviour: every exit code and output shape, timeouts, Esc,
-reloads, session.start, TaskStop and parallel calls at any virtual time, failing lists), replay each,
+reloads, session.start, TaskStop and parallel calls at any virtual time, failing lists; continue, resume
+and a session host that dies, with the session's kept state or without it, and prompts), replay each,
 and check every transcript: no report naming the mod, exactly one answer per call, never native once
 lich has the task, a footer count never above the launched opens, every run an argv list starting with
 $LICH_BIN or git, answers that follow the delivery table, no stall; and against a model of the spec
 (which calls are taken, the exact open argv, the answer's arm, the count after each event, where a
-TaskStop goes), with liveness after a quiet tail: a read every 5 s while a worker is counted, the count
-back to what lich lists, every call answered within its bound. Each replay is checked after every step,
+TaskStop goes, what a new process keeps and tells the model), with liveness after a quiet tail: a read
+every 5 s while a worker is counted, the count back to what lich lists, every call answered within its
+bound. Each replay is checked after every step,
 so a violation names the step where it first held. A violation is shrunk and written to DIR as a
 scenario file that replays and fails for the same reason. Failures found are kept in an example
 database in the user's cache and tried first on the next run. The run prints how often it reached

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import importlib
 import pkgutil
 import sys
@@ -102,11 +103,13 @@ def same_constants() -> Iterator[None]:
     """hypothesis mixes into its draws the literals of every module of the working tree the process has
     imported, so one seed drew other cases under pytest (its test modules loaded, in whatever order) than
     from the command line. While the fuzzer runs, those literals are the mod's own modules', always the
-    same: a seed draws the same cases in any process. (hypothesis has no setting for this; the hook it
-    reads is private, so a hypothesis without it leaves the draws as they are.)"""
+    same: a seed draws the same cases in any process. They are read from the source each time: hypothesis's
+    own cache of them (a file per module in its folder) reads back other constants than the source gives,
+    so the first process of a fresh folder drew other cases than the next. (hypothesis has no setting for
+    this; the hook it reads is private, so a hypothesis without it leaves the draws as they are.)"""
     try:
         from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants, constants_from_module
+        from hypothesis.internal.constants_ast import Constants, _constants_from_source
     except ImportError:
         yield
         return
@@ -116,7 +119,8 @@ def same_constants() -> Iterator[None]:
     fixed = Constants()
     for info in sorted(pkgutil.walk_packages(agent_cards.__path__, "agent_cards."), key=lambda m: m.name):
         if not info.ispkg and not info.name.endswith("__main__"):
-            fixed |= constants_from_module(importlib.import_module(info.name))
+            source = Path(str(importlib.import_module(info.name).__file__)).read_bytes()
+            fixed |= _constants_from_source(source, limit=True)
     saved = providers._get_local_constants
     providers._get_local_constants = lambda: fixed
     providers.CONSTANTS_CACHE.cache.clear()
@@ -138,6 +142,20 @@ def example_database() -> ExampleDatabase:
 #: frees them; every 100 cases it costs well under a per cent of the run.
 COLLECT_EVERY = 100
 
+#: Cases one hypothesis run draws. A run keeps every example it drew (its tree of choices, a cache of
+#: results) until it ends, about 0.09 MB a case: a long fuzz is drawn as a row of fresh runs, so that what
+#: is held stays that of one run, whatever the case count.
+CHUNK = 500
+
+
+def chunk_seed(seed: int, index: int) -> int:
+    """The seed of the ``index``-th run of a fuzz seeded ``seed``: the seed itself for the first (a short
+    fuzz draws as one run did), then one drawn from both, the same in any process."""
+    if index == 0:
+        return seed
+    digest = hashlib.sha256(f"agent-cards fuzz {seed} {index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
 
 class Fuzz:
     def __init__(self, seed: int, progress: bool = True, shrink: bool = True, examples: bool = True) -> None:
@@ -152,18 +170,35 @@ class Fuzz:
         self._last_note = time.monotonic()
         self._started = time.monotonic()
 
-    def run(self, cases: int) -> Found | None:
-        phases = [Phase.reuse] if self.examples else []
+    def run(self, cases: int, chunk: int = CHUNK) -> Found | None:
+        """Draw ``cases`` scenarios, ``chunk`` to a hypothesis run (:data:`CHUNK`); the first violation is
+        shrunk within its run, and ends the fuzz."""
+        done = 0
+        index = 0
+        with same_constants():
+            while done < cases and self.found is None:
+                size = min(chunk, cases - done)
+                self._run_once(size, chunk_seed(self.seed, index), cases, reuse=self.examples and index == 0)
+                done += size
+                index += 1
+                gc.collect()  # the finished run's examples
+        if self.progress and self.cases >= 50 and self._live:
+            print(file=sys.stderr)
+        return self.found
+
+    def _run_once(self, size: int, seed: int, total: int, reuse: bool) -> None:
+        """One hypothesis run of ``size`` cases at ``seed``; ``reuse``: the example database's failures first."""
+        phases = [Phase.reuse] if reuse else []
         phases += [Phase.generate, *([Phase.shrink] if self.shrink else [])]
 
-        @settings(max_examples=cases, database=None, deadline=None, derandomize=False, print_blob=False,
+        @settings(max_examples=size, database=None, deadline=None, derandomize=False, print_blob=False,
                   suppress_health_check=list(HealthCheck), phases=phases, report_multiple_bugs=False)
         @given(generate.scenarios())
         def case(data: dict[str, Any]) -> None:
             self.cases += 1
             if self.cases % COLLECT_EVERY == 0:
                 gc.collect()
-            self._note(cases)
+            self._note(total)
             checked = examine(data)
             if self.found is None:
                 self.reached.update(checked.reached)
@@ -177,15 +212,12 @@ class Fuzz:
             self.found = Found(data, violation)
             raise _Violated(violation.message)
 
-        case = seeded(self.seed)(case)
-        if self.examples:  # a seed drops the database: put it back, the seed still drawing the new cases
+        case = seeded(seed)(case)
+        if self.examples:  # a seed drops the database: put it back (kept to, and read back only when reuse)
             case._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
                 case._hypothesis_internal_use_settings, database=example_database())  # type: ignore[attr-defined]
-        with contextlib.suppress(_Violated), same_constants():
+        with contextlib.suppress(_Violated):
             case()
-        if self.progress and self.cases >= 50 and self._live:
-            print(file=sys.stderr)
-        return self.found
 
     @property
     def never_reached(self) -> list[str]:

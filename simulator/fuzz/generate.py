@@ -2,10 +2,12 @@
 
 Every exit code and output shape lich may give (garbage, truncated, deep, huge, wrong types), opens that
 fail, hang or take long, failing session lists, Esc, reloads, ``session.start``, errands and the footer at
-any virtual time (``at:``), TaskStop of a worker or of anything else, and parallel calls. Prompts are
-unique per call, so each call's own ``lich:`` is its open's script.
+any virtual time (``at:``), TaskStop of a worker or of anything else, and parallel calls; what a session
+outlives: ``continue`` and ``resume`` (a new Claude Code process), ``host.dies`` (the plugin's session host),
+each mostly followed by a ``prompt``, with the session's kept state or without it (``session: {data:
+false}``). Prompts are unique per call, so each call's own ``lich:`` is its open's script.
 
-Two plans, drawn half and half (:func:`scenarios`):
+Three plans, drawn a third each (:func:`scenarios`):
 
 - **broad** (:func:`broad`): anything at any time, mostly the open and what comes before it (rules, git,
   the permission check, opens that fail, hang or print anything).
@@ -16,6 +18,9 @@ Two plans, drawn half and half (:func:`scenarios`):
   hostile shapes (:data:`HOSTILE`) most of the time: ``sessions --json`` windows and reads that exit 0
   with deep, huge, wrongly typed, garbage or truncated output (or fail), ``close``/``control`` answers
   with every exit and hostile reasons, opens that print a launch with fields of the wrong type.
+- **what a session outlives** (:func:`outliving`): workers counted, then ``continue``, ``resume``,
+  ``host.dies`` and reloads (each followed by a call every arm alike), prompts and TaskStops after them,
+  against lich's own reads (a failing one now and then): kept workers counted again, dropped, stopped.
 """
 
 from __future__ import annotations
@@ -117,6 +122,23 @@ def session(draw: st.DrawFn) -> dict[str, Any]:
         out["permission"] = draw(st.sampled_from(["deny", "hook-deny", {"ask": "yes"}, {"ask": "nobody"}]))
     if draw(st.integers(0, 4)) == 0:  # another mode before lich's line in the footer
         out["modes"] = ["accept edits on"]
+    if draw(st.integers(0, 7)) == 0:  # no data folder: only the module's memory keeps the state
+        out["data"] = False
+    return out
+
+
+#: What the person types after a new process (the prompt the engine's failure notification rides on).
+_TYPED = st.sampled_from(["Go on.", "What is left?", "ok"])
+
+
+@st.composite
+def outlived(draw: st.DrawFn) -> list[Any]:
+    """What a session outlives: a new process (``continue`` or ``resume``) or its session host's death,
+    mostly followed by a prompt (the model reads then what the new process says of its workers)."""
+    what = draw(st.sampled_from(["continue", "continue", "resume", "host.dies"]))
+    out: list[Any] = [what]
+    if draw(st.integers(0, 3)) > 0:
+        out.append({"prompt": draw(_TYPED)})
     return out
 
 
@@ -173,7 +195,11 @@ def taskstop(draw: st.DrawFn, ids: CallIds) -> dict[str, Any]:
 @st.composite
 def step(draw: st.DrawFn, ids: CallIds, now: list[int]) -> Any:
     kind = draw(st.sampled_from(["call", "call", "call", "parallel", "taskstop", "wait", "wait", "at", "esc",
-                                 "reload", "session.start", "footer", "errands"]))
+                                 "reload", "session.start", "footer", "errands", "outlived", "prompt"]))
+    if kind == "outlived":
+        return draw(outlived())
+    if kind == "prompt":
+        return {"prompt": draw(_TYPED)}
     if kind == "call":
         one = draw(agent_call(ids))
         if draw(st.integers(0, 3)) == 0:
@@ -216,12 +242,17 @@ def broad(draw: st.DrawFn) -> dict[str, Any]:
         own_lich["open"] = draw(open_script())
     if own_lich:
         data["lich"] = own_lich
-    steps = [draw(step(ids, now)) for _ in range(draw(st.integers(1, 8)))]
+    steps = _flat([draw(step(ids, now)) for _ in range(draw(st.integers(1, 8)))])
     timed = [s for s in steps if isinstance(s, dict) and "at" in s]  # first: their time is never past
     data["steps"] = timed + [s for s in steps if not (isinstance(s, dict) and "at" in s)]
     if draw(st.integers(0, 2)) > 0:  # time for the footer's polls and the workers' reports
         data["steps"].append({"wait": draw(st.integers(5_000, 60_000))})
     return data
+
+
+def _flat(steps: list[Any]) -> list[Any]:
+    """Steps, a drawn list of several (:func:`outlived`) spread in place."""
+    return [one for s in steps for one in (s if isinstance(s, list) else [s])]
 
 
 def describe(data: dict[str, Any]) -> str:
@@ -337,8 +368,14 @@ class Model(Record):
         return name
 
 
+#: The kinds of open :func:`_worker_call` draws from, by weight: mostly a worker.
+_OPENS = ("pending",) * 4 + ("report",) * 2 + ("unanswered", "answered", "launch", "slow", "fail", "never", "unknown")
+#: Every arm alike (a call right after a reload: each arm of the fresh module's answer often enough).
+_EVERY_ARM = ("pending", "unanswered", "answered", "never", "unknown", "fail", "launch")
+
+
 @st.composite
-def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
+def _worker_call(draw: st.DrawFn, model: Model, kinds: tuple[str, ...] = _OPENS) -> tuple[dict[str, Any], int]:
     """An Agent call whose open mostly launches a worker; the step and how long its open takes."""
     call_id = model.ids.next()
     model.ids.agents.append(call_id)
@@ -351,8 +388,7 @@ def _worker_call(draw: st.DrawFn, model: Model) -> tuple[dict[str, Any], int]:
     if draw(st.integers(0, 5)) == 5:
         tool_input["model"] = "sonnet"
     step: dict[str, Any] = {"call": tool_input}
-    kind = draw(st.sampled_from(["pending"] * 4 + ["report"] * 2 + ["unanswered", "answered", "launch", "slow",
-                                                                     "fail", "never", "unknown"]))
+    kind = draw(st.sampled_from(kinds))
     ms = 800
     if kind == "report":
         step["lich"] = {"report": {"after": draw(st.integers(0, 40_000)), "background": draw(st.booleans())}}
@@ -389,7 +425,9 @@ def _stop(draw: st.DrawFn, model: Model) -> dict[str, Any]:
 @st.composite
 def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
     kind = draw(st.sampled_from(["call"] * 3 + ["wait"] * 3 + ["taskstop"] * 2 + ["parallel", "footer", "reload",
-                                                                                   "other"]))
+                                                                                   "other", "outlived", "outlived"]))
+    if kind == "outlived":
+        return draw(outlived())
     if kind == "call":
         one, ms = draw(_worker_call(model))
         model.now += ms
@@ -413,6 +451,10 @@ def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
                 calls.append(draw(_stop(model)))
         model.now += longest
         return {"parallel": calls}
+    if kind == "reload" and draw(st.booleans()):  # a call answered by the fresh module, a moment later
+        one, ms = draw(_worker_call(model))
+        model.now += 100 + ms
+        return ["reload", {"wait": 100}, one]
     if kind in ("footer", "reload"):
         return kind
     other = draw(st.sampled_from(["esc", "errands", "session.start", "reload", "at"]))
@@ -473,9 +515,11 @@ def after_open(draw: st.DrawFn) -> dict[str, Any]:
     data: dict[str, Any] = {"title": "fuzz", "clauses": ["TAKE-TYPE"]}
     if draw(st.integers(0, 7)) == 7:
         data["session"] = {"env": {"LICH_PROMPT_LANG": draw(st.sampled_from(["ja", "xx", ""]))}}
+    if draw(st.integers(0, 7)) == 7:  # no data folder: a reload or a new process forgets the workers
+        data.setdefault("session", {})["data"] = False
     first, ms = draw(_worker_call(model))  # a worker, most of the time, from the first step on
     model.now += ms
-    steps = [first, *(draw(_after_open_step(model)) for _ in range(draw(st.integers(0, 6))))]
+    steps = _flat([first, *(draw(_after_open_step(model)) for _ in range(draw(st.integers(0, 6))))])
     ends = draw(st.one_of(st.sampled_from([6_000, 11_000, 21_000, 60_000]), st.integers(5_000, 60_000)))  # polls
     model.now += ends
     timed = [s for s in steps if isinstance(s, dict) and "at" in s]  # first: their time is never past
@@ -504,6 +548,66 @@ def with_tail(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "steps": [*data["steps"], *QUIET_TAIL]}
 
 
+# -- the third plan: what a session outlives ----------------------------------------------------------
+
+@st.composite
+def _outliving_step(draw: st.DrawFn, model: Model) -> Any:
+    kind = draw(st.sampled_from(["outlived"] * 4 + ["wait"] * 2 + ["call", "taskstop", "prompt", "reload"]))
+    if kind == "outlived":
+        return draw(outlived())
+    if kind == "wait":
+        ms = draw(st.one_of(st.sampled_from([1_000, 4_000, 5_001, 12_000]), st.integers(0, 40_000)))
+        model.now += ms
+        return {"wait": ms}
+    if kind == "call":
+        one, ms = draw(_worker_call(model))
+        model.now += ms
+        return one
+    if kind == "taskstop":
+        model.now += 30
+        return draw(_stop(model))
+    if kind == "prompt":
+        return {"prompt": draw(_TYPED)}
+    # a reload, and a call the fresh module answers (later: a call on the reload's very ms may be its own)
+    pause = draw(st.sampled_from([100, 1_000]))
+    one, ms = draw(_worker_call(model, _EVERY_ARM))
+    model.now += pause + ms
+    return ["reload", {"wait": pause}, one]
+
+
+@st.composite
+def outliving(draw: st.DrawFn) -> dict[str, Any]:
+    """The third plan: workers counted, then new processes, a session host that dies, reloads, prompts and
+    TaskStops after them; lich mostly lists the workers as they are (its own reads), sometimes it fails a
+    read or stops refusing."""
+    model = Model()
+    data: dict[str, Any] = {"title": "fuzz", "clauses": ["TAKE-TYPE"]}
+    if draw(st.integers(0, 7)) == 7:
+        data["session"] = {"data": False}
+    steps: list[Any] = []
+    for _ in range(draw(st.integers(1, 2))):
+        one, ms = draw(_worker_call(model, ("pending", "pending", "report")))
+        model.now += ms
+        steps.append(one)
+    steps += _flat([draw(_outliving_step(model)) for _ in range(draw(st.integers(1, 6)))])
+    if draw(st.booleans()):
+        steps.append(draw(_stop(model)))
+    ends = draw(st.sampled_from([1_000, 6_000, 11_000]))
+    data["steps"] = [*steps, {"wait": ends}]
+    own_lich: dict[str, Any] = {}
+    if draw(st.booleans()):  # a failing read between lich's own good ones
+        start = draw(st.integers(0, max(model.now, 1)))
+        own_lich["lists"] = [{"from": start, "until": start + draw(st.integers(1, 12_000)),
+                              "stdout": "", "exit": draw(st.sampled_from([1, 124]))}]
+    stops = {name: {"exit": draw(st.sampled_from([0, 1, 2]))} for name in model.names if draw(st.booleans())}
+    if stops:
+        own_lich["stops"] = stops
+    if own_lich:
+        data["lich"] = own_lich
+    return data
+
+
 def scenarios() -> st.SearchStrategy[dict[str, Any]]:
-    """Half broad, half after the open (see the module's docstring), each with the quiet tail."""
-    return st.one_of(broad(), after_open()).map(with_tail)
+    """A third each: broad, after the open and what a session outlives (see the module's docstring), each
+    with the quiet tail."""
+    return st.one_of(broad(), after_open(), outliving()).map(with_tail)

@@ -14,7 +14,11 @@ printed, when), and says, for every call, what the spec makes of it:
   during an open) widens the interval instead of guessing;
 - where a TaskStop goes and what it runs (STOP-TAKEN, STOP-SHARED, STOP-ISOLATED, STOP-RESULT, STOP-REFUSED,
   STOP-OTHER);
-- that the poll runs every 5 s while a worker is surely counted and never while none can be (FOOTER-POLL).
+- that the poll runs every 5 s while a worker is surely counted and never while none can be (FOOTER-POLL);
+- what the session's kept state carries across a new process (``claude --continue`` or ``--resume``) and a
+  session host that died (the project's "Kept state" decision): a worker lich still lists is counted again,
+  polled and stoppable, one it no longer lists is dropped, and the first prompt after the new process
+  tells the model each kept worker still runs; with no data folder a new process forgets them all.
 
 Where the model cannot tell, it checks nothing: a disagreement is always the mod's (or the bench's).
 """
@@ -170,6 +174,7 @@ class SpecModel:
         self.natives = {e["call"] for e in events if e["kind"] == "native"}
         self.escs = [e["t"] for e in events if e["kind"] == "esc"]
         self.reloads = [e["t"] for e in events if e["kind"] == "reload"]
+        self.resumes = [i for i, e in enumerate(events) if e["kind"] == "resume"]  # continue and resume
         self.deaths = [e["t"] for e in events if e["kind"] == "host.dies"]
         self.runs = [(i, e) for i, e in enumerate(events) if e["kind"] == "run" and isinstance(e.get("argv"), list)]
         self.arms: dict[str, str] = {}  # call id -> the arm the spec gives it (for the reached states)
@@ -182,15 +187,21 @@ class SpecModel:
     def disagreements(self) -> Iterator[Disagreement]:
         yield from self._opens()
         yield from self._reads()
-        if not self.scenario.session.data:  # RELOAD: with nothing kept, the fresh module forgets every worker
-            for t in self.reloads:
+        if not self.scenario.session.data:
+            # RELOAD: with nothing kept, the fresh module forgets every worker, and so does a new process
+            for t in [*self.reloads, *(self.events[i]["t"] for i in self.resumes)]:
                 for worker in self.book.workers:
                     worker.end(t, sure=True)
-        # With the session's state kept (the plugin's data folder), a reload hands the count on: the fresh
-        # module's host reads the kept workers back and lich at once, so a worker goes only as lich's reads say.
+            for t in self.deaths:  # only the module's memory holds them: the spec does not say it outlives
+                for worker in self.book.workers:  # the session host
+                    worker.end(t, sure=False)
+        # With the session's state kept (the plugin's data folder), a reload, a new process and a session
+        # host that died hand the count on: the next host reads the kept workers back and lich at once, so a
+        # worker goes only as lich's reads say.
         yield from self._stops()
         yield from self._footers()
         yield from self._polls()
+        yield from self._told()
         yield from self._bounds()
 
     def _interactive(self, index: int) -> bool:
@@ -199,7 +210,7 @@ class SpecModel:
         for e in self.events[:index]:
             if e["kind"] == "session.start" and e.get("interactive") is True:
                 flag = True
-            elif e["kind"] == "reload":
+            elif e["kind"] in ("reload", "resume"):  # a fresh module, or a new process, is told again
                 flag = False
         return flag
 
@@ -395,13 +406,18 @@ class SpecModel:
                 yield Disagreement("oracle-argv", f"a sessions read at t={e['t']} is {e['argv']!r}", i)
             ended = e["t"] + (e.get("ms") or 0)
             self.read_ends[e["t"]] = ended
-            if self.scenario.session.data and any(j > i and r["kind"] == "reload" and r["t"] < ended
-                                                  for j, r in enumerate(self.events)):
-                # a reload while it ran: the module that asked is gone, and the fresh one counts from the
-                # kept state and its own read, so what this one listed counts for nothing
-                self.reads.append((e["t"], "unsure"))
-                continue
+            # a reload, a new process or the host's death while it ran: what asked is gone, and the next host
+            # counts from the kept state and its own read; the spec does not say whether what this one listed
+            # still lands, so it may end a worker, never surely
+            cut = self.scenario.session.data and any(j > i and r["kind"] in ("reload", "resume", "host.dies")
+                                                     and r["t"] < ended for j, r in enumerate(self.events))
             listed = parsed(e.get("stdout")) if e.get("exit") == 0 and e.get("error") is None else _UNREAD
+            if cut:
+                self.reads.append((e["t"], "unsure"))
+                if isinstance(listed, list) or listed is _UNSURE:
+                    for worker in self.book.workers:
+                        worker.end(ended, sure=False)
+                continue
             if listed is _UNSURE:
                 self.reads.append((e["t"], "unsure"))
                 for worker in self.book.workers:
@@ -412,10 +428,12 @@ class SpecModel:
                 continue  # a list lich could not give: nothing changes
             self.reads.append((e["t"], "good"))
             for worker in self.book.workers:
+                if e["t"] < worker.added:
+                    continue  # asked before lich had it: the list says nothing of it
                 rows = [r for r in listed if isinstance(r, dict) and r.get("name") == worker.name]
                 running = [not worker.isolated or r.get("state") != "done" for r in rows]
-                if not any(running):
-                    worker.end(ended, sure=True)
+                if not any(running):  # (asked on the ms the open ended: lich may not have had it yet)
+                    worker.end(ended, sure=e["t"] > worker.added)
                 elif not all(running):
                     worker.end(ended, sure=False)  # listed twice, done and not: the spec does not say which
 
@@ -449,6 +467,12 @@ class SpecModel:
                 continue
             i, run = runs[0]
             used.add(i)
+            for other in self.book.workers:  # two workers of one name may be counted: the one stopped is either
+                if other.name == task_id and other.maybe(t) and other.isolated != worker.isolated \
+                        and run["argv"] != want:
+                    worker = other
+                    want = [self.lich_bin, "control", task_id, "abort"] if worker.isolated else \
+                        [self.lich_bin, "close", task_id]
             if run["argv"] != want:
                 kind = "isolated" if worker.isolated else "shared"
                 yield Disagreement("oracle-stop", f"the TaskStop {call_id} of the {kind} worker {task_id!r} ran "
@@ -510,7 +534,42 @@ class SpecModel:
         """The footer at ``index`` is the redraw of a reload, drawn before the fresh module's host has said
         hello with the kept state: the count is back at the hello, at the same moment."""
         e = self.events[index]
-        return any(r["kind"] == "reload" and r["t"] == e["t"] for r in self.events[:index])
+        return any(r["kind"] in ("reload", "resume") and r["t"] == e["t"] for r in self.events[:index])
+
+    def kept(self, index: int) -> list[Worker]:
+        """The workers surely counted as the new process of the ``resume`` event at ``index`` started."""
+        t = self.events[index]["t"]
+        return [w for w in self.book.workers if w.surely(t) or (w.sure and w.added < t and w.gone == t)]
+
+    def first_prompt(self, index: int) -> tuple[int, dict[str, Any]] | None:
+        """The first prompt after the ``resume`` event at ``index``, if no other new process, reload or
+        host's death came first."""
+        for j in range(index + 1, len(self.events)):
+            e = self.events[j]
+            if e["kind"] == "prompt":
+                return j, e
+            if e["kind"] in ("resume", "reload", "host.dies"):
+                return None
+        return None
+
+    def _told(self) -> Iterator[Disagreement]:
+        """Kept state: after a new process, Claude Code tells the model every agent it launched failed; the
+        next prompt carries one line per worker still counted (``resume.still_running``), none for a worker
+        lich no longer lists."""
+        for index in self.resumes:
+            found = self.first_prompt(index)
+            if found is None:
+                continue
+            j, prompt = found
+            context = [c for c in prompt.get("context") or [] if isinstance(c, str)]
+            for worker in self.kept(index):
+                told = any(f"agentId {worker.name}" in c for c in context)
+                if worker.surely(prompt["t"]) and not told:
+                    yield Disagreement("oracle-resume", f"the prompt at t={prompt['t']} after a new process does not "
+                                       f"tell the model that the kept worker {worker.name!r} still runs", j)
+                elif not worker.maybe(prompt["t"]) and told:
+                    yield Disagreement("oracle-resume", f"the prompt at t={prompt['t']} after a new process tells the "
+                                       f"model that {worker.name!r} still runs, which lich no longer lists", j)
 
     def _polls(self) -> Iterator[Disagreement]:
         """FOOTER-POLL: never a read while no worker can be counted; one every 5 s while one surely is."""
@@ -544,7 +603,7 @@ class SpecModel:
         for e in self.events:
             if e["kind"] == "host.dies":
                 died = e["t"]
-            elif e["kind"] == "host.start" and died is not None:
+            elif e["kind"] in ("host.start", "resume") and died is not None:
                 gaps.append((died, e["t"]))
                 died = None
         if died is not None:

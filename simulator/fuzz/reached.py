@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_cards.record import Value
-from agent_cards_simulator.fuzz.oracle import SpecModel
+from agent_cards_simulator.fuzz.oracle import SpecModel, parsed
 
 Events = Sequence[dict[str, Any]]
 
@@ -31,9 +31,65 @@ def _refused_then_finished(model: SpecModel, events: Events) -> bool:
 
 
 def _note_after_reload(model: SpecModel, events: Events) -> bool:
-    """A worker's [lich] note lands after a reload made the mod forget it (its report still arrives)."""
-    forgotten = [t for t in model.reloads if model.book.bounds(t - 0.5)[0] > 0]
-    return any(e["kind"] == "note" and forgotten and e["t"] > forgotten[0] for e in events)
+    """A worker's [lich] note lands after a reload while a worker was counted (its report still arrives,
+    whether the fresh module kept the count or, with no data folder, forgot it)."""
+    counted = [t for t in model.reloads if model.book.bounds(t - 0.5)[0] > 0]
+    return any(e["kind"] == "note" and counted and e["t"] > counted[0] for e in events)
+
+
+def _first_read(events: Events, index: int) -> dict[str, Any] | None:
+    """The first sessions read after the event at ``index``."""
+    return next((e for e in _sessions(events[index + 1:])), None)
+
+
+def _continued(running: bool) -> Callable[[SpecModel, Events], bool]:
+    """A new process (continue or resume) from the kept state with a worker counted: after the fresh
+    module's first read of lich, the worker still counted (``running``) or dropped by that very read."""
+    def seen(model: SpecModel, events: Events) -> bool:
+        if not model.scenario.session.data:
+            return False
+        for index in model.resumes:
+            read = _first_read(events, index)
+            listed = parsed(read.get("stdout")) if read is not None and read.get("exit") == 0 else None
+            if read is None or not isinstance(listed, list):
+                continue
+            names = {r["name"] for r in listed if isinstance(r, dict) and isinstance(r.get("name"), str)}
+            end = read["t"] + (read.get("ms") or 0)
+            for worker in model.kept(index):
+                if (worker.maybe(end) and worker.name in names) if running else \
+                        (worker.gone == end and worker.name not in names):
+                    return True
+        return False
+    return seen
+
+
+def _told_still_running(model: SpecModel, events: Events) -> bool:
+    for index in model.resumes:
+        found = model.first_prompt(index)
+        context = found[1].get("context") or [] if found else []
+        if any(isinstance(c, str) and f"agentId {w.name}" in c for w in model.kept(index) for c in context):
+            return True
+    return False
+
+
+def _stop_after_continue(model: SpecModel, events: Events) -> bool:
+    for index in model.resumes:
+        names = {w.name for w in model.kept(index)}
+        if any(e["argv"][1:2] in (["close"], ["control"]) and e["argv"][2:3] and e["argv"][2] in names
+               for _, e in model.runs if e["t"] >= events[index]["t"]):
+            return True
+    return False
+
+
+def _host_restart_with_workers(model: SpecModel, events: Events) -> bool:
+    """A session host died with a worker counted, and the next one started with it still counted."""
+    for i, died in enumerate(events):
+        if died["kind"] != "host.dies":
+            continue
+        start = next((e for e in events[i + 1:] if e["kind"] == "host.start"), None)
+        if start is not None and any(w.surely(died["t"]) and w.surely(start["t"]) for w in model.book.workers):
+            return True
+    return False
 
 
 def _esc_during_base_read(model: SpecModel, events: Events) -> bool:
@@ -63,17 +119,26 @@ def _stop_racing_poll(model: SpecModel, events: Events) -> bool:
 STATES: dict[str, State] = {
     "stop-refused-then-finished": State("a TaskStop lich refused, then the worker finished by a read",
                                         _refused_then_finished),
-    "note-after-reload": State("a worker's [lich] note after a reload forgot the workers counted", _note_after_reload),
+    "note-after-reload": State("a worker's [lich] note after a reload with workers counted", _note_after_reload),
     "esc-during-base-read": State("Esc while git branch --show-current runs for an isolated call",
                                   _esc_during_base_read),
     "read-failed-between-good": State("a sessions read that failed between two good ones", _failed_between_good),
     **{f"after-reload-{arm}": State(f"a taken call answered by the {arm} arm after a reload", _arm_after_reload(arm))
        for arm in ("pending", "unanswered", "answered", "never", "unknown", "open-failed")},
     "stop-racing-poll": State("a TaskStop's close or control running while a sessions read runs", _stop_racing_poll),
+    "continue-worker-running": State("a continue or resume with a worker lich still lists, counted again",
+                                     _continued(running=True)),
+    "continue-worker-dropped": State("a continue or resume after lich dropped a worker: its first read ends it",
+                                     _continued(running=False)),
+    "continue-told-still-running": State("the first prompt after a continue says a kept worker still runs",
+                                         _told_still_running),
+    "stop-after-continue": State("a TaskStop after a continue runs close or control for a kept worker",
+                                 _stop_after_continue),
+    "host-restart-with-workers": State("a session host died with a worker counted; the next one counts it",
+                                       _host_restart_with_workers),
 }
 
 NOT_YET: dict[str, str] = {
-    "host-restart-with-workers": "a host restart with workers counted: the simulator cannot restart the host yet",
     "note-while-reload-pending": "a note while a reload waits for the turn to end: the fake host reloads at once "
                                  "(note-after-reload is the nearest it plays)",
 }
