@@ -175,3 +175,14 @@ def test_a_seed_draws_the_same_cases_whatever_the_process_imported(tmp_path: Pat
     assert int(alone.split()[0]) > 0
     assert draws("agent_cards_conformance.command", "agent_cards_conformance.report",
                  "agent_cards_claude_driver.tui", "agent_cards_simulator.scenario.importer") == alone
+
+
+def test_a_worker_lich_printed_a_label_but_no_name_for_is_stopped_by_that_label() -> None:
+    """The roster name falls back to the label (then the id): a TaskStop of that label is the mod's, not
+    Claude Code's, and the oracle holds the mod to it (found by a long fuzz run as a false alarm)."""
+    checked = examine(with_tail({"title": "t", "clauses": ["TAKE-TYPE"], "steps": [
+        {"call": {"description": "Fix the login bug", "prompt": "task 3"},
+         "lich": {"stdout": '{"id": "9f81", "delivery": {"status": "pending"}, "label": "session-2-9f81"}',
+                  "exit": 0}},
+        {"taskstop": "session-2-9f81"}]}))
+    assert checked.violation is None, checked.violation
