@@ -4,6 +4,8 @@ A scenario speaks of an abstract session; the real engine needs concrete setting
 differently from one another (a ``--permission-mode`` flag, a settings rule and a dialog are not one
 and the same to the engine). One choice per feature:
 
+- ``session.permission_mode``: Claude Code started in that mode (``--permission-mode plan``), else
+  ``default``; a dialog's yes moves the choice to Yes first (plan mode's dialog offers No first);
 - permission ``allow``: ``--permission-mode default`` and no rule (the Agent tool asks for nothing there);
 - ``{ask: yes}`` / ``{ask: no}``: the rule ``permissions.ask: ["Agent"]`` in the project's
   ``settings.local.json``; each dialog is answered with Enter (yes) or Esc (no), in the calls' order;
@@ -106,6 +108,7 @@ class Plan(Value):
     end_ms: int  # the fake host's last event (at most the cap): the run lets real time pass up to here
     opens: Mapping[str, int] = field(default_factory=dict)  # call id: how many opens come before its own
     open_after: Mapping[str, int] = field(default_factory=dict)  # call id: ms from the call to its open's start
+    permission_mode: str = "default"  # the session's: Claude Code starts in it (``--permission-mode``)
     mode: str | None = None  # the footer's label of the mode the person switches to before the first step
     printed: bool = False  # claude -p: a non-interactive session, with nobody to answer a dialog
     host_dies_in: Mapping[str, int] = field(default_factory=dict)  # call id: ms into its open the host dies
@@ -275,6 +278,7 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
                       and r.get("t") == e.get("t") for r in events)
                   for e in events if e.get("kind") == "resume")
     return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after,
+                permission_mode=scenario.session.permission_mode or "default",
                 mode=SWITCHED_MODE if scenario.session.modes else None, printed=_printed(scenario),
                 host_dies_in=deaths, resume_reads=reads)
 

@@ -53,7 +53,7 @@ from agent_cards.record import Record, field
 from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
-from agent_cards_claude_driver.tui import Tui
+from agent_cards_claude_driver.tui import YES_CHOSEN, Tui
 from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import OPEN_TIMEOUT_MS, Plan, step_key
@@ -169,6 +169,23 @@ class _WallClock:
         left = self.t0 + t_ms / 1000 - time.time()
         if left > 0:
             stop.wait(left)
+
+
+def _answer_dialog(tui: Tui, screen: str, yes: bool) -> bool:
+    """One key for the permission dialog on ``screen``; whether the dialog went. Yes is pressed only once
+    the screen shows it chosen (plan mode's dialog offers No first), the choice moved one Down at a time: a
+    slow redraw would let a second Down pass Yes."""
+    if yes and not YES_CHOSEN.search(screen):
+        tui.key("Down")
+        with contextlib.suppress(TimeoutError):
+            tui.wait_for(YES_CHOSEN, 10)
+        return False
+    tui.key("Enter" if yes else "Escape")
+    try:
+        _wait_gone(tui, DIALOG, 2)
+    except TimeoutError:
+        return False
+    return True
 
 
 class _Screen(threading.Thread):
@@ -423,7 +440,7 @@ class RealRunner:
         """Claude Code in the run's sandbox; ``more``: the arguments of a restart (``--continue``)."""
         sandbox, plugins, model, env = self._tui_args
         return Tui(self.claude, sandbox, plugins, model, env_extra=env,
-                   extra_args=["--permission-mode", "default", *more], ready_timeout=60)
+                   extra_args=["--permission-mode", self.plan.permission_mode, *more], ready_timeout=60)
 
     def _steps(self, tui: Tui, model: ConformModel) -> Tui:
         """Drive each step; the Claude Code screen the steps end on (a restart starts another)."""
@@ -616,10 +633,7 @@ class RealRunner:
                 # The dialog ignores keys for a moment after it appears (a prompt typed just before it must
                 # not answer it): press until it goes, and only then is this call's answer spent.
                 yes = asks[0]
-                tui.key("Enter" if yes else "Escape")
-                try:
-                    _wait_gone(tui, DIALOG, 2)
-                except TimeoutError:
+                if not _answer_dialog(tui, screen, yes):
                     continue
                 asks.pop(0)
                 interrupted = not yes

@@ -409,6 +409,11 @@ def test_gits_no_repository_in_other_words_is_a_project_in_none_whose_git_says_t
     assert mods.returncode == 128 and mods.stderr.startswith("fatal: not a git repository (or any parent up to mount")
 
 
+def test_a_session_in_plan_mode_starts_claude_code_in_plan_mode(tmp_path: Path) -> None:
+    assert _runner(tmp_path, "perm/plan-mode").plan.permission_mode == "plan"
+    assert _runner(tmp_path, "perm/dialog-yes").plan.permission_mode == "default"
+
+
 def test_with_git_missing_the_session_host_finds_no_git(tmp_path: Path) -> None:
     import os
     import subprocess
