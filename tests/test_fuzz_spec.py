@@ -186,3 +186,11 @@ def test_a_worker_lich_printed_a_label_but_no_name_for_is_stopped_by_that_label(
                   "exit": 0}},
         {"taskstop": "session-2-9f81"}]}))
     assert checked.violation is None, checked.violation
+
+
+def test_a_task_stop_the_persons_esc_gave_up_goes_nowhere() -> None:
+    """Esc as two TaskStops are raised: the engine rejects both before its own TaskStop runs; the oracle
+    asks no native TaskStop of them (found by a long fuzz run as a false alarm)."""
+    checked = examine(with_tail({"title": "t", "clauses": ["TAKE-TYPE"], "steps": [
+        {"parallel": [{"taskstop": "session-2-9f81"}, {"taskstop": "session-2-9f81"}], "esc_after": 0}]}))
+    assert checked.violation is None, checked.violation

@@ -454,7 +454,8 @@ class SpecModel:
                 if runs:
                     yield Disagreement("oracle-stop", f"the TaskStop {call_id} of {task_id!r}, no worker the mod "
                                        f"counts, ran {runs[0][1]['argv']!r} (STOP-OTHER)", runs[0][0])
-                elif answer is not None and call_id not in self.natives:
+                elif answer is not None and call_id not in self.natives and answer[1].get("error") != USER_REJECTED:
+                    # (a call the person's Esc gave up was rejected before Claude Code's own TaskStop ran)
                     yield Disagreement("oracle-stop", f"the TaskStop {call_id} of {task_id!r}, no worker the mod "
                                        "counts, did not go to Claude Code (STOP-OTHER)", answer[0])
                 continue
