@@ -79,6 +79,21 @@ class Sandbox(Record):
     def env(self, base_url: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return guard_env(self.home, base_url, extra, tmpdir=self.tmp)
 
+    def session_hosts(self) -> list[int]:
+        """The pids of the plugin's session hosts (``python … agent_cards.bridge``) running with this HOME."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                environ = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if b"agent_cards.bridge" in cmdline and str(self.home).encode() in environ:
+                found.append(int(entry.name))
+        return found
+
     def cleanup(self) -> None:
         remove_leftovers(self.project, self.pids, [self.tmp])
         shutil.rmtree(self.tmp, ignore_errors=True)

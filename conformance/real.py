@@ -527,14 +527,14 @@ class RealRunner:
 
     def _host_dies(self, tui: Tui) -> None:
         """SIGKILL to the plugin's session hosts of this run; the step ends once they are gone."""
-        pids = session_hosts(self._tui_args[0].home)
+        pids = self._tui_args[0].session_hosts()
         if not pids:
             raise RuntimeError(f"host.dies: no session host is running:\n{tui.screen()}")
         self._mark("host.dies")
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        self._wait(lambda: not set(pids) & set(session_hosts(self._tui_args[0].home)), 10,
+        self._wait(lambda: not set(pids) & set(self._tui_args[0].session_hosts()), 10,
                    "a killed session host still runs", tui)
 
     def _host_dies_mid_open(self, tui: Tui, since: float, into_ms: int) -> bool:
@@ -886,22 +886,6 @@ def _after_result(body: Mapping[str, Any], call_id: str) -> str:
             if found:
                 parts.append(text_of([block]))
     return "\n".join(parts)
-
-
-def session_hosts(home: Path) -> list[int]:
-    """The plugin's session hosts (``python … agent_cards.bridge``) running with this HOME."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"agent_cards.bridge" in cmdline and str(home).encode() in environ:
-            found.append(int(entry.name))
-    return found
 
 
 def beside_prompt(read: str) -> tuple[list[str], list[str]]:

@@ -100,18 +100,7 @@ def open_argv(prompt: str) -> list[str]:
 
 def hosts(sandbox: Sandbox) -> list[int]:
     """The session hosts (python … agent_cards.bridge) running for this sandbox's CLI."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"agent_cards.bridge" in cmdline and str(sandbox.home).encode() in environ:
-            found.append(int(entry.name))
-    return found
+    return sandbox.session_hosts()
 
 
 def test_the_plugin_validates_strictly(claude: Path, tmp_path: Path, timings: list[str]) -> None:
