@@ -130,29 +130,49 @@ class _Round:
         times = json.loads(out.read_text(encoding="utf-8"))["times"]
         return [float(t) for t in times[WARM:]], _steps(log)
 
-    def first_wait(self, interactive: bool) -> float:
-        """How long the session's first Agent call waited for the host (ms), its prompt sent at once."""
+    def first_wait(self, interactive: bool) -> tuple[float, float]:
+        """How long the session's first Agent call waited for the host (ms), its prompt sent at once; and, when
+        interactive, the ms from the launch to the model's first request, the prompt typed as soon as it shows
+        (a wait at the session's start shows there)."""
         _, log = self._paths()
         env = self.env(AGENT_CARDS_BRIDGE_LOG=str(log))
-        call = ToolUse("Agent", {"description": "Fix auth", "prompt": "Fix the auth flow.",
-                                 "subagent_type": "general-purpose"}, text="Delegating.")
-        model = ScriptedModel([call, "Done."], subagent_replies=["Fixed."], lifetime=300).start()
+        model = self._first_model()
         try:
             if interactive:
-                with Tui(self.claude, self.sandbox, [ROOT], model, env_extra=env,
-                         extra_args=["--permission-mode", "default"], ready_timeout=120) as tui:
-                    tui.type(TRIGGER)
-                    if not model.wait_until(lambda m: len(m.main_requests) >= 2, 120):
-                        raise SystemExit(f"bench: the Agent call was not answered:\n{tui.screen()}")
-                    tui.exit()
+                to_request = self._typed_at_once([ROOT], model, env, requests=2)
             else:
                 run_print(self.claude, self.sandbox, [ROOT], TRIGGER, model, env_extra=env, timeout=180)
+                to_request = float("nan")
         finally:
             model.close()
         agent = [s for s in _steps(log) if s.get("op") == "event" and s.get("hook") == AGENT_HOOK]
         if not agent:
             raise SystemExit("bench: no Agent call reached the host")
-        return float(agent[0].get("waited") or 0.0)
+        return float(agent[0].get("waited") or 0.0), to_request
+
+    def first_request_bare(self) -> float:
+        """The same interactive session without the plugin: ms from the launch to the model's first request."""
+        model = ScriptedModel(["Done."], lifetime=300).start()  # no Agent call: its own agent would outlive /exit
+        try:
+            return self._typed_at_once([], model, self.env(), requests=1)
+        finally:
+            model.close()
+
+    @staticmethod
+    def _first_model() -> ScriptedModel:
+        call = ToolUse("Agent", {"description": "Fix auth", "prompt": "Fix the auth flow.",
+                                 "subagent_type": "general-purpose"}, text="Delegating.")
+        return ScriptedModel([call, "Done."], subagent_replies=["Fixed."], lifetime=300).start()
+
+    def _typed_at_once(self, plugins: list[Path], model: ScriptedModel, env: dict[str, str], requests: int) -> float:
+        with Tui(self.claude, self.sandbox, plugins, model, env_extra=env,
+                 extra_args=["--permission-mode", "default"], ready_timeout=120) as tui:
+            launched = time.time() - (time.monotonic() - tui.started_at)
+            tui.type(TRIGGER)
+            if not model.wait_until(lambda m: len(m.main_requests) >= requests, 120):
+                raise SystemExit(f"bench: the prompt was not answered:\n{tui.screen()}")
+            tui.exit()
+        return (model.main_requests[0].time - launched) * 1000
 
     def close(self) -> None:
         self.sandbox.cleanup()
@@ -188,7 +208,7 @@ def bridge_figures(rounds: int = 3) -> list[Figure]:
                     add(f"{mode}: the bridge / the plain hook (medians, per round)",
                         [statistics.median(bridged) / statistics.median(plain)])
                     add("Python's own CPU time per event", [_python_ms_per_dispatch(steps)])
-                    add(f"{mode}: the first Agent call's wait for the host", [world.first_wait(interactive)])
+                    add(f"{mode}: the first Agent call's wait for the host", [world.first_wait(interactive)[0]])
             finally:
                 world.close()
     # "0 ms of start-up wait": under 0.5 ms is the module's check that its host is up, not a wait for it.
@@ -207,19 +227,31 @@ FIRST_WAIT_GOAL_MS = 100.0
 
 def first_call_waits(rounds: int = 3) -> list[Figure]:
     """P7: the first Agent call's wait for the host inside lich, in ``-p`` and interactive (its prompt typed the
-    moment the screen is ready), ``rounds`` sessions each, in turn."""
+    moment the screen is ready), ``rounds`` sessions each, in turn; beside them, what the plugin adds to the
+    time from the launch to the model's first request, against the same session without it."""
     claude = ensure_claude()
     samples: dict[str, list[float]] = {"-p": [], "interactive": []}
+    to_request: dict[str, list[float]] = {"plugin": [], "bare": []}
     with tempfile.TemporaryDirectory(prefix="agent-cards-bench-") as folder:
         for number in range(rounds):
             world = _Round(claude, Path(folder) / f"round-{number}")
             try:
-                for interactive, mode in ((False, "-p"), (True, "interactive")):
-                    samples[mode].append(world.first_wait(interactive))
+                samples["-p"].append(world.first_wait(False)[0])
+                waited, took = world.first_wait(True)
+                samples["interactive"].append(waited)
+                to_request["plugin"].append(took)
+                to_request["bare"].append(world.first_request_bare())
             finally:
                 world.close()
-    return [Figure(f"P7 {mode}: the first Agent call's wait for its host", values, "ms", FIRST_WAIT_GOAL_MS)
-            for mode, values in samples.items()]
+    added = [a - b for a, b in zip(to_request["plugin"], to_request["bare"], strict=True)]
+    return [
+        *(Figure(f"P7 {mode}: the first Agent call's wait for its host", values, "ms", FIRST_WAIT_GOAL_MS)
+          for mode, values in samples.items()),
+        Figure("P7 interactive: launch → the model's first request", to_request["plugin"], "ms", None,
+               note="the prompt typed as soon as it shows: a wait at the session's start shows here"),
+        Figure("P7 the same without the plugin", to_request["bare"], "ms", None),
+        Figure("P7 what the plugin adds to it (same round)", added, "ms", None),
+    ]
 
 
 def main(argv: Sequence[str]) -> int:
