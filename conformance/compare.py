@@ -64,6 +64,12 @@ TOLERANCE_TEXT = (f"a run's ms within ±({RUN_TOLERANCE[0]} ms + {RUN_TOLERANCE[
                   f"±({REACTION_TOLERANCE} ms + {TIME_TOLERANCE[1]:.0%}) for the engine's reaction to a call or a "
                   f"reload; polls before a footer the polls drew within {POLL_SLACK:.0%}, none late")
 LAUNCHED = "Async agent launched successfully"
+#: 2.1.332 frames a completed agent's report: this line, then the report with every line indented by two
+#: spaces (so that a frame-like line inside it cannot pass for the engine's own).
+HANDBACK = "[Subagent hand-back]"
+HANDBACK_INDENT = "  "
+#: 'agentId: ID (…' in the launch and completion texts; an empty ID leaves two spaces before the bracket.
+_AGENT_ID = re.compile(r"(?:^|\s)agentId: (\S*)(?= \(|$)", re.MULTILINE)
 CONTEXT_PREFIX = "tool.call hook additional context: "
 PROMPT_CONTEXT_PREFIX = "prompt.submit hook additional context: "
 #: How the engine shows the model what the fake host's answer says, each the one way a text may differ.
@@ -72,7 +78,8 @@ NORMALISATIONS: dict[str, str] = {
                       "<tool_use_error>TEXT</tool_use_error>: the same TEXT, wrapped",
     "launch": "an async_launched result reaches the model as Claude Code's launch text: it starts "
               f"{LAUNCHED!r} and names 'agentId: ID' (a native agent's ID is the engine's own)",
-    "completed": "a completed result reaches the model as its report: each line of it, a whole line of the text",
+    "completed": "a completed result reaches the model as its report: each line of it, a whole line of the text "
+                 f"(under 2.1.332's {HANDBACK!r} frame, a whole line once its two-space indent is taken off)",
     "json": "any other mapping result reaches the model as JSON: the fake host's keys, equal",
     "context": f"each context line reaches the model after the call's result as the whole line "
                f"{CONTEXT_PREFIX!r} + LINE",
@@ -250,17 +257,19 @@ def _result_problem(fake: Any, real: Any) -> str | None:
         if fake.get("status") == "async_launched":
             if not text.startswith(LAUNCHED):
                 return "not a launch"
-            named = re.search(r"^agentId: (\S+)", text, re.MULTILINE)
+            named = _AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "another agentId"
             return None
         if fake.get("status") == "completed":
             report = "\n".join(str(b.get("text", "")) for b in fake.get("content") or [] if isinstance(b, Mapping))
-            lines = text.split("\n")
+            lines = set(text.split("\n"))
+            if text.startswith(HANDBACK):
+                lines |= {line.removeprefix(HANDBACK_INDENT) for line in lines if line.startswith(HANDBACK_INDENT)}
             missing = [line for line in report.splitlines() if line.strip() and line not in lines]
             if missing:
                 return f"the model never read the report's line {_short(missing[0], 120)!r}"
-            named = re.search(r"agentId: (\S+)", text)
+            named = _AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "another agentId"
             return None

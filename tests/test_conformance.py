@@ -74,6 +74,31 @@ def test_results_are_read_through_the_named_normalisations_only() -> None:
     assert not compare(_answer(result="ok"), _answer(result="ok.", read="")).conforms
 
 
+def test_a_report_under_the_hand_back_frame_is_read_line_by_line_without_its_indent() -> None:
+    """Normalisation ``completed``: 2.1.332 indents every report line by two spaces under its frame."""
+    report = "Renamed the module.\n\nlich session \"Session 2\" did this work."
+    fake = {"status": "completed", "agentId": "session-2-9f81", "content": [{"type": "text", "text": report}]}
+    framed = ("[Subagent hand-back] The text below is the final report of a subagent. The report follows:\n"
+              "  Renamed the module.\n  \n  lich session \"Session 2\" did this work.\n"
+              "agentId: session-2-9f81 (use SendMessage with to: 'session-2-9f81' to continue this agent)")
+    assert compare(_answer(result=fake), _answer(result=framed, read="")).conforms
+    shortened = framed.replace("did this work.", "did this.")
+    [line] = compare(_answer(result=fake), _answer(result=shortened, read="")).differences
+    assert line.why.startswith("the model never read the report's line")
+    unframed = framed.removeprefix("[Subagent hand-back]")  # an indent is taken off only under the frame
+    assert not compare(_answer(result=fake), _answer(result=unframed, read="")).conforms
+    other = framed.replace("agentId: session-2-9f81", "agentId: session-2-9f82")
+    assert [d.why for d in compare(_answer(result=fake), _answer(result=other, read="")).differences] == [
+        "another agentId"]
+
+
+def test_a_launch_with_an_empty_agent_id_is_read_as_empty() -> None:
+    empty = LAUNCH.replace("agentId: session-2-9f81 (", "agentId:  (")
+    launched = {"status": "async_launched", "agentId": ""}
+    assert compare(_answer(result=launched), _answer(result=empty, read="")).conforms
+    assert not compare(_answer(result={**launched, "agentId": "x"}), _answer(result=empty, read="")).conforms
+
+
 def _poll(t: int, stdout: str) -> dict[str, Any]:
     return {"t": t, "kind": "run", "argv": ["lich", "sessions", "--json"], "exit": 0, "stdout": stdout, "ms": 30}
 
