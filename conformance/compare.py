@@ -69,7 +69,7 @@ LAUNCHED = "Async agent launched successfully"
 HANDBACK = "[Subagent hand-back]"
 HANDBACK_INDENT = "  "
 #: 'agentId: ID (…' in the launch and completion texts; an empty ID leaves two spaces before the bracket.
-_AGENT_ID = re.compile(r"(?:^|\s)agentId: (\S*)(?= \(|$)", re.MULTILINE)
+AGENT_ID = re.compile(r"(?:^|\s)agentId: (\S*)(?= \(|$)", re.MULTILINE)
 CONTEXT_PREFIX = "tool.call hook additional context: "
 PROMPT_CONTEXT_PREFIX = "prompt.submit hook additional context: "
 #: How the engine shows the model what the fake host's answer says, each the one way a text may differ.
@@ -257,7 +257,7 @@ def _result_problem(fake: Any, real: Any) -> str | None:
         if fake.get("status") == "async_launched":
             if not text.startswith(LAUNCHED):
                 return "not a launch"
-            named = _AGENT_ID.search(text)
+            named = AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "another agentId"
             return None
@@ -269,7 +269,7 @@ def _result_problem(fake: Any, real: Any) -> str | None:
             missing = [line for line in report.splitlines() if line.strip() and line not in lines]
             if missing:
                 return f"the model never read the report's line {_short(missing[0], 120)!r}"
-            named = _AGENT_ID.search(text)
+            named = AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "another agentId"
             return None

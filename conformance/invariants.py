@@ -13,7 +13,9 @@ real engine's or the harness's way of showing the same thing:
 
 - a result the model read as Claude Code's launch text is ``async_launched`` with the agentId it names; any
   other result naming an agentId is ``completed`` (Claude Code writes a completed agent's report so);
-- a spawn the mod took (``deny``) is a deny, as the fake host writes it;
+- a spawn the mod took (``deny``) is a deny, as the fake host writes it; the call's answer is the mod's at
+  that spawn (the engine shows the model the answers of calls raised side by side together, after the
+  last spawn, and a footer may be drawn in between), so it is read at the spawn;
 - a ``session.start`` is logged when a session host starts and is handed the events queued for it, which
   comes after the engine raised it: it is read at the start, or at the reload that raised it;
 - a call the person's Esc rejected: the model reads the rejection only with the next prompt, so the real
@@ -29,11 +31,10 @@ the wrapper's start, two cores under load).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_cards_conformance.compare import LAUNCHED, Difference
+from agent_cards_conformance.compare import AGENT_ID, LAUNCHED, Difference
 from agent_cards_simulator.fuzz import invariants, oracle
 from agent_cards_simulator.fuzz.invariants import Violation
 from agent_cards_simulator.host.results import USER_REJECTED
@@ -43,7 +44,6 @@ from agent_cards_simulator.scenario.model import Scenario
 REAL_POLL_SLACK_MS = 1000
 #: The spec model's disagreements that hold of a real run as of a replay: its liveness.
 LIVENESS = ("liveness-poll", "liveness-answer")
-_AGENT_ID = re.compile(r"^agentId: (\S+)", re.MULTILINE)
 
 
 def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -51,15 +51,18 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     reloads = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "reload")
     escs = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "esc")
     called = {e.get("call"): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
+    taken_at = {e.get("call"): int(e.get("t", 0)) for e in events
+                if e.get("kind") == "spawn" and e.get("answer") == "deny"}
     out: list[dict[str, Any]] = []
     for given in events:
         e = dict(given)
         kind = e.get("kind")
         if kind == "answer" and isinstance(e.get("result"), str):
             text = e["result"]
-            named = _AGENT_ID.search(text)
+            named = AGENT_ID.search(text)
             if text.startswith(LAUNCHED):
                 e["result"] = {"status": "async_launched", "agentId": named.group(1) if named else ""}
+                e["t"] = min(int(e.get("t", 0)), taken_at.get(e.get("call"), int(e.get("t", 0))))
             elif named:
                 e["result"] = {"status": "completed", "agentId": named.group(1)}
         elif kind == "answer" and e.get("error") == USER_REJECTED:

@@ -336,14 +336,14 @@ def test_a_real_transcript_that_breaks_an_invariant_differs_naming_it(monkeypatc
     quiet = _judged_report_note([e for e in real if e not in polls[1:]], monkeypatch)
     assert quiet.verdict == "differs"
     assert ("invariant", "liveness-poll") in {(d.lane, d.key) for d in quiet.comparison.differences}
-    # robustness: Claude Code ran natively the call the mod gave to lich (and so its worker is counted
-    # without a launched open)
+    # robustness: Claude Code ran natively the call the mod gave to lich (its worker is counted rightly: the
+    # mod's answer at the spawn launched it)
     taken = next(e for e in real if e["kind"] == "spawn")
     native = {"t": taken["t"] + 10, "kind": "native", "call": taken["call"], "tool": "Agent", "input": {},
               "task": ""}
     both = _judged_report_note(sorted([*real, native], key=lambda e: e["t"]), monkeypatch)
     invariants = [d for d in both.comparison.differences if d.lane == "invariant"]
-    assert [d.key for d in invariants] == ["native-after-lich", "count"]
+    assert [d.key for d in invariants] == ["native-after-lich"]
     assert taken["call"] in str(invariants[0].real)
 
 
@@ -372,6 +372,26 @@ def test_an_esc_rejection_the_model_reads_late_is_read_at_the_esc() -> None:
     assert next(e for e in in_replay_terms(counted) if e["kind"] == "answer")["t"] == esc
     early = [e for e in counted if e["kind"] != "esc"]  # no Esc seen: nothing moves, the count is too high
     assert "count" in [v.kind for v in real_violations(scenario, early)]
+
+
+def test_launches_the_model_reads_together_are_read_at_their_spawns() -> None:
+    """Calls raised side by side: the mod answers each at its spawn, the engine shows the model all the answers
+    after the last spawn, and the footer may count the workers in between (no false alarm)."""
+    from agent_cards_conformance.invariants import in_replay_terms, real_violations
+
+    launch = LAUNCH.replace("session-2-9f81", "{}")
+    real: list[dict[str, Any]] = [{"t": 0, "kind": "session.start", "interactive": True}]
+    for n, call in enumerate(("c1", "c2")):
+        real += [{"t": 0, "kind": "call", "call": call, "tool": "Agent", "input": {"prompt": f"q{n}"}},
+                 {"t": 2000 + 500 * n, "kind": "spawn", "call": call, "answer": "deny"}]
+    real.append({"t": 3200, "kind": "footer", "line": "lich: 2 workers"})
+    real += [{"t": 3400, "kind": "answer", "call": call, "result": launch.format(f"w-{call}"), "read": ""}
+             for call in ("c1", "c2")]
+    [scenario], _ = load_all([ROOT / "scenarios/taskstop.yaml"])
+    assert "count" not in [v.kind for v in real_violations(scenario, real)]
+    assert [e["t"] for e in in_replay_terms(real) if e["kind"] == "answer"] == [2000, 2500]
+    untaken = [e for e in real if e["kind"] != "spawn"]  # no spawn the mod took: the answers stay where they are
+    assert "count" in [v.kind for v in real_violations(scenario, untaken)]
 
 
 def test_a_real_session_start_is_read_where_the_engine_raised_it() -> None:
