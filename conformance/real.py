@@ -335,11 +335,19 @@ class RealRunner:
             _write(sandbox.project / ".claude" / "agents" / f"{name}.md",
                    f"---\nname: {name}\ndescription: The project's own {name} agent.\n---\nYou are {name}.\n")
 
+    def _missing_lich(self, wanted: str) -> str:
+        """A lich that is not installed: the scenario's own path where nothing is there on this machine (so
+        that a toast the mod cuts to fit names the same path and is cut at the same place), else a path in
+        the run's folder that nothing is at."""
+        if os.path.isabs(wanted) and not os.path.lexists(wanted):
+            return wanted
+        return str(self.folder / "no-lich")
+
     def _env(self, git_bin: Path) -> dict[str, str]:
         env = {k: v for k, v in self.scenario.env.items() if k != "LICH_BIN"}
         wanted = self.scenario.env.get("LICH_BIN")
         if wanted is not None:
-            env["LICH_BIN"] = str(self.lich_bin) if self.scenario.lich.installed else str(self.folder / "no-lich")
+            env["LICH_BIN"] = str(self.lich_bin) if self.scenario.lich.installed else self._missing_lich(wanted)
         env["AGENT_CARDS_BRIDGE_LOG"] = str(self.bridge_log)
         if self.with_errands:
             env[ERRANDS_ENV] = str(self.errands)

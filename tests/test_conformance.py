@@ -309,6 +309,23 @@ def test_conform_without_the_plugins_files_says_what_it_needs_in_one_line(
     assert real.plugin_folder() == ROOT
 
 
+def test_a_lich_not_installed_is_the_scenarios_own_path_where_nothing_is(tmp_path: Path) -> None:
+    """So that a toast the mod cuts to fit names the same path as the fake host's, cut at the same place."""
+    from agent_cards_conformance.plan import plan
+    from agent_cards_conformance.real import RealRunner
+    from agent_cards_simulator.scenario.replay import replay
+
+    [scenario], _ = load_all([ROOT / "scenarios/deliver/not-installed.yaml"])
+    runner = RealRunner(plan(scenario, replay(scenario).events), Path("claude"), tmp_path)
+    wanted = scenario.env["LICH_BIN"]
+    assert not Path(wanted).exists()
+    assert runner._env(tmp_path)["LICH_BIN"] == wanted
+    there = tmp_path / "lich-here"
+    there.write_text("", encoding="utf-8")
+    assert runner._missing_lich(str(there)) == str(tmp_path / "no-lich")  # something is there: not ours to use
+    assert runner._missing_lich("lich") == str(tmp_path / "no-lich")  # a name PATH would look up
+
+
 # -- the mod's invariants on the real transcripts -------------------------------------------------------
 
 
