@@ -326,6 +326,28 @@ def test_a_lich_not_installed_is_the_scenarios_own_path_where_nothing_is(tmp_pat
     assert runner._missing_lich("lich") == str(tmp_path / "no-lich")  # a name PATH would look up
 
 
+#: How far the real engine's polls drift from the fake host's (its hook latency, a slower open, a wrapper's
+#: start under load: up to 1.2 s measured on 2.1.332), with a margin.
+POLL_DRIFT_MS = 2000
+
+
+def test_no_scripted_list_window_edge_lies_within_the_real_polls_drift() -> None:
+    """A window's edge a few hundred ms after a poll holds in virtual time and is crossed in real time: the
+    real poll lands after it and reads what the fake host's poll did not (a verdict that changes with the
+    load). Edges sit between polls, not beside them."""
+    from agent_cards_simulator.scenario.replay import replay
+
+    scenarios, _ = load_all(sorted((ROOT / "scenarios").rglob("*.yaml")))
+    close = []
+    for scenario in scenarios:
+        polls = [e["t"] for e in replay(scenario).events
+                 if e["kind"] == "run" and (e.get("argv") or [None, None])[1:2] == ["sessions"]]
+        edges = [t for w in scenario.lich.lists if w.read is None for t in (w.from_ms, w.until_ms) if t > 0]
+        close += [(scenario.file.name, edge, poll) for edge in edges for poll in polls
+                  if abs(edge - poll) < POLL_DRIFT_MS]
+    assert close == []
+
+
 # -- the mod's invariants on the real transcripts -------------------------------------------------------
 
 
