@@ -91,6 +91,8 @@ NORMALISATIONS: dict[str, str] = {
               f"(after its preamble), and each context line as {PROMPT_CONTEXT_PREFIX!r} + LINE in one: the same "
               "notification, the same LINE",
     "paths": "the real run's paths (lich's binary, the project) are read as the scenario's virtual ones",
+    "native id": "a native agent's ID is the engine's own: where the real run names it again (a TaskStop's "
+                 "task_id), it is read as the fake host's ID of the same call's agent",
 }
 NOT_COMPARED = ("check",)
 #: What fake-lich hands out by the order opens reach it (ids, tickets, labels): calls raised side by side
@@ -530,6 +532,7 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
         fake = kept
     if side_by_side:
         fake, real = by_order(list(fake)), by_order(list(real))
+    real = native_ids(fake, real)
     out: list[Difference] = []
     _sequence("session.start", [e.get("interactive") for e in _of(fake, "session.start")],
               [e.get("interactive") for e in _of(real, "session.start")], out)
@@ -569,6 +572,23 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
         if e["kind"] in NOT_COMPARED:
             unseen[e["kind"]] = unseen.get(e["kind"], 0) + 1
     return Comparison(out, unseen)
+
+
+def native_ids(fake: Events, real: Events) -> list[dict[str, Any]]:
+    """``real`` with each native agent's ID (the engine's own choice) written as the fake host's ID of the
+    same call's agent (normalisation ``native id``)."""
+    fake_ids = {e["call"]: e["result"]["agentId"] for e in _of(fake, "answer")
+                if isinstance(e.get("result"), Mapping) and "resolvedModel" in e["result"]
+                and isinstance(e["result"].get("agentId"), str)}
+    pairs = {}
+    for e in _of(real, "answer"):
+        named = AGENT_ID.search(e["result"]) if isinstance(e.get("result"), str) else None
+        if named and named.group(1) and e.get("call") in fake_ids and named.group(1) != fake_ids[e["call"]]:
+            pairs[named.group(1)] = fake_ids[e["call"]]
+    if not pairs:
+        return [dict(e) for e in real]
+    pattern = re.compile("|".join(re.escape(real_id) for real_id in pairs))
+    return [json.loads(pattern.sub(lambda m: pairs[m.group(0)], json.dumps(e, ensure_ascii=False))) for e in real]
 
 
 def task_of(text: str) -> str:

@@ -99,6 +99,23 @@ def test_a_launch_with_an_empty_agent_id_is_read_as_empty() -> None:
     assert not compare(_answer(result={**launched, "agentId": "x"}), _answer(result=empty, read="")).conforms
 
 
+def test_a_native_agents_id_named_again_is_read_as_the_fake_hosts() -> None:
+    """Normalisation ``native id``: the engine picks its own agent's ID; a TaskStop naming it is the same call."""
+    assert "native id" in NORMALISATIONS
+    native = {"status": "async_launched", "agentId": "a173eb04", "resolvedModel": "m"}
+
+    def events(agent_id: str, result: Any, stop_id: str) -> list[dict[str, Any]]:
+        return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent", "input": {"prompt": "p"}},
+                {"t": 10, "kind": "answer", "call": "c1", "result": result, **({} if agent_id else {"read": ""})},
+                {"t": 20, "kind": "call", "call": "c2", "tool": "TaskStop", "input": {"task_id": stop_id}}]
+
+    fake = events("", native, "a173eb04")
+    real = events("x", LAUNCH.replace("session-2-9f81", "a587fc32"), "a587fc32")
+    assert compare(fake, real).conforms
+    other = events("x", LAUNCH.replace("session-2-9f81", "a587fc32"), "a999")
+    assert [(d.lane, d.key) for d in compare(fake, other).differences] == [("call", "#2")]
+
+
 def _poll(t: int, stdout: str) -> dict[str, Any]:
     return {"t": t, "kind": "run", "argv": ["lich", "sessions", "--json"], "exit": 0, "stdout": stdout, "ms": 30}
 
@@ -343,9 +360,31 @@ def test_no_scripted_list_window_edge_lies_within_the_real_polls_drift() -> None
         polls = [e["t"] for e in replay(scenario).events
                  if e["kind"] == "run" and (e.get("argv") or [None, None])[1:2] == ["sessions"]]
         edges = [t for w in scenario.lich.lists if w.read is None for t in (w.from_ms, w.until_ms) if t > 0]
-        close += [(scenario.file.name, edge, poll) for edge in edges for poll in polls
+        close += [(scenario.file, edge, poll) for edge in edges for poll in polls
                   if abs(edge - poll) < POLL_DRIFT_MS]
     assert close == []
+
+
+def test_outside_lich_what_only_the_session_hosts_log_shows_is_not_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No host starts outside lich: the real run cannot see the session's start, the permission or the spawn,
+    and says so; the rest is judged as ever."""
+    from agent_cards_conformance.command import Result, judge
+    from agent_cards_simulator.scenario.replay import replay
+
+    monkeypatch.chdir(ROOT)
+    [scenario], _ = load_all([Path("scenarios/take/no-lich-bin.yaml")])
+    fake = [dict(e) for e in replay(scenario).events]
+    seen = [e if e["kind"] != "answer" else {**e, "result": LAUNCH, "read": ""}  # as the model read it
+            for e in fake if e["kind"] not in ("session.start", "permission", "spawn")]
+    result = Result(scenario.file, None, scenario.title, "", fake=fake, real=seen)
+    judge(scenario, result)
+    assert result.verdict == "conforms" and result.comparison is not None
+    assert result.comparison.unseen["spawn outside lich (no session host logs it)"] == 1
+    native = next(e for e in seen if e["kind"] == "native")
+    wrong = [e if e is not native else {**e, "input": {**e["input"], "prompt": "another"}} for e in seen]
+    result = Result(scenario.file, None, scenario.title, "", fake=fake, real=wrong)
+    judge(scenario, result)
+    assert result.verdict == "differs"
 
 
 # -- the mod's invariants on the real transcripts -------------------------------------------------------
