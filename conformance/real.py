@@ -76,6 +76,7 @@ FOOTER = re.compile(r"lich: \d+ workers?")
 #: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
 STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
 DIALOG = "Do you want to proceed?"
+INVALID_INPUT = "InputValidationError: "  # how Claude Code's refusal of a tool input its schema rejects begins
 #: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
 AGENT_HOOK, SPAWN_HOOK = 1, 3
 STEP_TIMEOUT_S = 90.0
@@ -761,6 +762,13 @@ class RealRunner:
             elif hook == SPAWN_HOOK:  # its last step: where it ended (or where the engine gave up on it)
                 spawns[key] = float(line.get("t") or 0)
         windows = sorted((at, n) for n, at in model.served.items())
+        answered = model.results()
+
+        def refused_as_invalid(call_id: str) -> bool:
+            # Claude Code checks the tool's input against its schema beneath the hooks, before it asks for the
+            # permission: a call it refused so was passed on by the hook, and no permission was checked.
+            return call_id in answered and INVALID_INPUT in json.dumps(answered[call_id][1], ensure_ascii=False)
+
         permission = self.plan.permission
         via = {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(permission.decision, "hook")
         out: list[dict[str, Any]] = []
@@ -782,7 +790,7 @@ class RealRunner:
             agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
             said_no = False  # a "no" at a dialog ends the turn: the step's later calls are never asked
             for call, at in zip(agents, times, strict=False):
-                if said_no:
+                if said_no or refused_as_invalid(call.id):
                     continue
                 said_no = permission.decision == "ask" and not permission.answers.get(call.id, True)
                 refused = (permission.decision == "hook-deny"

@@ -166,6 +166,23 @@ async def test_the_plain_deny_rule_takes_the_tool_away_before_any_hook() -> None
     assert seen == [] and [e["kind"] for e in host.transcript.events] == ["call", "answer"]
 
 
+async def test_a_prompt_that_is_not_text_reaches_the_hooks_and_is_refused_before_the_permission() -> None:
+    seen: list[Event] = []
+
+    async def on_call(host: Any, e: Event, next: Any) -> HookResult:
+        seen.append(e)
+        return dict(await next(e))
+
+    async with _host(lambda on: on("tool.call", on_call)) as host:
+        answer = await host.call("Agent", {**AGENT, "prompt": ["Fix", "it"]}, "toolu_1",
+                                 permission=PermissionVerdict("ask", answer=True))
+    assert answer["error"] == ("<tool_use_error>InputValidationError: Agent failed due to the following issue:\n"
+                               "The parameter `prompt` type is expected as `string` but provided as `array`"
+                               "</tool_use_error>")
+    assert [e["prompt"] for e in seen] == [["Fix", "it"]]  # the hook ran for it
+    assert [e["kind"] for e in host.transcript.events] == ["call", "answer"]  # no dialog, no spawn
+
+
 @pytest.mark.parametrize(
     ("rule", "agent_type", "refusal"),
     [

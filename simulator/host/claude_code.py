@@ -8,8 +8,9 @@ An Agent call (as measured on 2.1.328):
 
 A deny at ``agent.spawn`` becomes the Agent tool's error; a refusal at the permission check never
 reaches ``agent.spawn``. An Agent input that fails the tool's schema (a ``prompt`` that is not text)
-is refused before any hook runs; an isolated call outside a git repository is refused before
-``agent.spawn``. Every hook gets a host bound to its own invocation, so a host call pauses its budget.
+reaches the hooks and is refused beneath them, before the permission check; an isolated call outside a
+git repository is refused before ``agent.spawn``. Every hook gets a host bound to its own invocation, so
+a host call pauses its budget.
 
 Esc (measured on 2.1.328 through the plugin's bridge, ``docs/decisions.md`` "Esc during the open"): the
 call in flight is answered at once with the engine's rejection (:data:`results.USER_REJECTED`), whatever
@@ -561,12 +562,8 @@ class FakeClaudeCode:
         self._revive()
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
         verdict = permission or PermissionVerdict()
-        if tool == "Agent":
-            if verdict.removes_tool:  # the plain deny rule: no such tool in the session, no hook runs
-                return self.transcript.record("answer", call=call_id, error=results.NO_SUCH_TOOL)
-            invalid = results.input_problem(tool, tool_input)
-            if invalid is not None:  # the tool's schema, checked before any hook (2.1.328)
-                return self.transcript.record("answer", call=call_id, error=invalid)
+        if tool == "Agent" and verdict.removes_tool:  # the plain deny rule: no such tool, no hook runs
+            return self.transcript.record("answer", call=call_id, error=results.NO_SUCH_TOOL)
         e: Event = {**tool_input, "tool": tool, "tool_use_id": call_id}
         if agent_id is not None:
             e["agentId"] = agent_id
@@ -675,6 +672,9 @@ class FakeClaudeCode:
         if e.get("tool") != "Agent":
             self.transcript.record("native", call=call_id, tool=e.get("tool"), input=_beneath(e))
             return {"ref": self._ref(), "result": "ok", "text": "ok"}
+        invalid = results.input_problem("Agent", e)
+        if invalid is not None:  # the tool's schema, checked beneath the hooks and before the permission
+            return results.error(invalid)
         agent_type = e.get("subagent_type") or "general-purpose"
         refusal = await self._permission(call_id, permission, turn, str(agent_type))
         if refusal is not None:

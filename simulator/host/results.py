@@ -80,7 +80,7 @@ WORKTREE_NO_GIT = (
     "Configure WorktreeCreate/WorktreeRemove hooks in settings.json to use worktree isolation with other VCS "
     "systems."
 )
-#: The Agent tool's input fields that must be text (its schema; checked before any hook).
+#: The Agent tool's input fields that must be text (its schema; checked beneath the hooks, before the permission).
 AGENT_TEXT_FIELDS = ("description", "prompt", "subagent_type", "model")
 
 
