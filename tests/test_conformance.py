@@ -472,6 +472,27 @@ def test_launches_the_model_reads_together_are_read_at_their_spawns() -> None:
     assert "count" in [v.kind for v in real_violations(scenario, untaken)]
 
 
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_worker_counted_after_its_host_was_lost_mid_open_is_no_false_alarm(lang: str) -> None:
+    """The model was told lich may have the task (its host died while lich opened); the next host collects
+    the open and counts its worker. Any other refusal followed by a count is one."""
+    from agent_cards.texts import agent_text
+    from agent_cards_conformance.invariants import real_violations
+
+    [scenario], _ = load_all([ROOT / "scenarios/resume/host-dies-mid-open.yaml"])
+    unsure = agent_text(lang, "bridge.unsure", program="/opt/lich/bin/lich")
+
+    def run(answer: str) -> list[dict[str, Any]]:
+        return [{"t": 0, "kind": "session.start", "interactive": True},
+                {"t": 0, "kind": "call", "call": "c1", "tool": "Agent", "input": {"prompt": "p"}},
+                {"t": 2000, "kind": "host.dies"},
+                {"t": 3000, "kind": "answer", "call": "c1", "deny": answer, "read": ""},
+                {"t": 8000, "kind": "host.start"}, {"t": 8100, "kind": "footer", "line": "lich: 1 worker"}]
+
+    assert "count" not in [v.kind for v in real_violations(scenario, run(unsure))]
+    assert "count" in [v.kind for v in real_violations(scenario, run("lich opened nothing."))]
+
+
 def test_a_real_session_start_is_read_where_the_engine_raised_it() -> None:
     """The real log has it when the session host started, after the call it was queued before."""
     from agent_cards_conformance.invariants import in_replay_terms
