@@ -116,6 +116,21 @@ def test_a_native_agents_id_named_again_is_read_as_the_fake_hosts() -> None:
     assert [(d.lane, d.key) for d in compare(fake, other).differences] == [("call", "#2")]
 
 
+def test_the_engines_own_agent_may_take_seconds_to_spawn_but_a_taken_spawn_may_not() -> None:
+    """Claude Code setting up its own agent is its reaction (seconds under load); a spawn the mod takes waits on
+    lich's open, whose time is scripted."""
+    def run(spawn_ms: int, answer: Any) -> list[dict[str, Any]]:
+        return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent", "input": {"prompt": "p"}},
+                {"t": 100, "kind": "permission", "call": "c1", "outcome": "allow", "via": "mode"},
+                {"t": 100 + spawn_ms, "kind": "spawn", "call": "c1", "answer": answer}]
+
+    native = {"model": "m", "agentId": "a1"}
+    assert compare(run(0, native), run(4500, "native")).conforms
+    assert [d.key for d in compare(run(0, native), run(7000, "native")).differences] == ["spawn c1"]
+    taken = {"deny": "lich runs this agent as the card \"Session 2\" instead."}
+    assert [d.key for d in compare(run(0, taken), run(4500, "deny")).differences] == ["spawn c1"]
+
+
 def _poll(t: int, stdout: str) -> dict[str, Any]:
     return {"t": t, "kind": "run", "argv": ["lich", "sessions", "--json"], "exit": 0, "stdout": stdout, "ms": 30}
 
