@@ -17,7 +17,9 @@ real engine's or the harness's way of showing the same thing:
   that spawn (the engine shows the model the answers of calls raised side by side together, after the
   last spawn, and a footer may be drawn in between), so it is read at the spawn;
 - a ``session.start`` is logged when a session host starts and is handed the events queued for it, which
-  comes after the engine raised it: it is read at the start, or at the reload that raised it;
+  comes after the engine raised it: it is read at the start, or at the reload that raised it, and a reload's
+  fresh host is read as starting where it was logged (its first poll counts from there, as after a host
+  that died: Python's start-up under load is no time the mod could poll in);
 - a call the person's Esc rejected: the model reads the rejection only with the next prompt, so the real
   answer comes seconds after the Esc that made it; it is read at that Esc (the first after the call), as
   the fake host writes it, so that a worker its open still counts is one of the launched opens;
@@ -72,6 +74,8 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             e["answer"] = {"deny": ""}
         elif kind == "session.start":
             e["t"] = max((r for r in reloads if r <= int(e.get("t", 0))), default=0)
+            if e["t"] and e["t"] != given.get("t"):  # the reload's fresh host, seen starting here
+                out.append({"t": int(given.get("t", 0)), "kind": "host.start"})
         elif kind == "run" and (e.get("argv") or [None, None])[1:2] == ["open"]:
             e.setdefault("timeout_ms", oracle.OPEN_MS)
         out.append(e)

@@ -508,6 +508,34 @@ def test_a_worker_counted_after_its_host_was_lost_mid_open_is_no_false_alarm(lan
     assert "count" in [v.kind for v in real_violations(scenario, run("lich opened nothing."))]
 
 
+def test_a_reloads_fresh_host_polls_from_its_own_start() -> None:
+    """A reload ends the module's host; the fresh one starts seconds later under load, and its first read
+    comes a period after its own start: no liveness alarm. A read that late from a host already there is one."""
+    from agent_cards_conformance.invariants import real_violations
+
+    [scenario], _ = load_all([ROOT / "scenarios/reload.yaml"])
+    listed = '[{"name":"session-2-9f81","state":"busy"}]'
+
+    def run(host_logged: int) -> list[dict[str, Any]]:
+        task = "Do the first thing"
+        open_argv = ["/opt/lich/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", task, "--json"]
+        opened = '{"id":"9f81","label":"Session 2","name":"session-2-9f81","delivery":{"status":"pending"}}\n'
+        return [{"t": 0, "kind": "session.start", "interactive": True},
+                {"t": 0, "kind": "call", "call": "toolu_0001", "tool": "Agent",
+                 "input": {"description": "First task", "prompt": task}},
+                {"t": 300, "kind": "run", "argv": open_argv, "exit": 0, "stdout": opened, "ms": 800},
+                {"t": 1200, "kind": "spawn", "call": "toolu_0001", "answer": "deny"},
+                {"t": 1400, "kind": "answer", "call": "toolu_0001", "result": LAUNCH, "read": ""},
+                {"t": 1500, "kind": "footer", "line": "lich: 1 worker"},
+                {"t": 2000, "kind": "reload"},
+                {"t": host_logged, "kind": "session.start", "interactive": True},
+                {"t": 9500, "kind": "run", "argv": ["/opt/lich/bin/lich", "sessions", "--json"], "exit": 0,
+                 "stdout": listed, "ms": 30}]
+
+    assert "liveness-poll" not in [v.kind for v in real_violations(scenario, run(5000))]
+    assert "liveness-poll" in [v.kind for v in real_violations(scenario, run(2100))]
+
+
 def test_a_real_session_start_is_read_where_the_engine_raised_it() -> None:
     """The real log has it when the session host started, after the call it was queued before."""
     from agent_cards_conformance.invariants import in_replay_terms

@@ -599,15 +599,21 @@ class SpecModel:
                 last = t
 
     def _host_gaps(self) -> list[tuple[float, float]]:
-        """(died, started again) for each session host that died: no timer of the mod runs in between."""
+        """(died, started again) for each session host that died, and (reload, started) for a reload whose
+        fresh host is seen starting later: no timer of the mod runs in between."""
         gaps: list[tuple[float, float]] = []
         died: float | None = None
+        reloaded: float | None = None
         for e in self.events:
             if e["kind"] == "host.dies":
                 died = e["t"]
-            elif e["kind"] in ("host.start", "resume") and died is not None:
-                gaps.append((died, e["t"]))
-                died = None
+            elif e["kind"] == "reload":
+                reloaded = e["t"]
+            elif e["kind"] in ("host.start", "resume") and (died is not None or reloaded is not None):
+                gaps.append((died if died is not None else reloaded or 0.0, e["t"]))
+                died = reloaded = None
+            elif e["kind"] == "run" and e.get("argv", [None, None])[1:2] == ["sessions"]:
+                reloaded = None  # the module read lich after the reload: its host was there
         if died is not None:
             gaps.append((died, float("inf")))
         return gaps
