@@ -425,12 +425,16 @@ def _stop(draw: st.DrawFn, model: Model) -> dict[str, Any]:
 @st.composite
 def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
     kind = draw(st.sampled_from(["call"] * 3 + ["wait"] * 3 + ["taskstop"] * 2 + ["parallel", "footer", "reload",
-                                                                                   "other", "outlived", "outlived"]))
+                                                                                   "other", "outlived", "outlived",
+                                                                                   "dies-mid-open", "dies-mid-open"]))
     if kind == "outlived":
         return draw(outlived())
-    if kind == "call":
+    if kind in ("call", "dies-mid-open"):
+        began = model.now
         one, ms = draw(_worker_call(model))
         model.now += ms
+        if kind == "dies-mid-open" and ms >= 200:  # the session host is lost while lich opens the card
+            return [one, {"at": began + draw(st.integers(ms // 4, ms * 3 // 4)), "host.dies": None}]
         return one
     if kind == "wait":
         ms = draw(st.one_of(st.sampled_from([5_000, 5_001, 10_000, 30_000]), st.integers(0, 40_000)))

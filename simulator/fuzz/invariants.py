@@ -12,9 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agent_cards.languages import TRANSLATIONS
 from agent_cards.record import Value
-from agent_cards.texts import AGENT
 from agent_cards_simulator.fuzz import oracle
 from agent_cards_simulator.host.results import USER_REJECTED
 from agent_cards_simulator.scenario.model import Scenario
@@ -123,17 +121,6 @@ def _taken_by_lich(events: Sequence[dict[str, Any]]) -> set[str]:
     return taken
 
 
-#: The head of the answer to a call whose session host was lost while a command ran for it, in every language
-#: (the text goes on to name the command): lich may have the task, and the next host counts its worker.
-_UNSURE_HEADS = tuple({table.get("bridge.unsure", AGENT["bridge.unsure"]).split("{program}")[0]
-                       for table in (AGENT, *TRANSLATIONS.values())})
-
-
-def _unsure(e: dict[str, Any]) -> bool:
-    text = e.get("error") or e.get("deny")
-    return isinstance(text, str) and any(head in text for head in _UNSURE_HEADS)
-
-
 def _count(events: Sequence[dict[str, Any]]) -> Violation | None:
     """The footer's count is never above the opens lich launched so far (nor negative)."""
     launched: set[str] = set()
@@ -145,7 +132,7 @@ def _count(events: Sequence[dict[str, Any]]) -> Violation | None:
             (isinstance(e.get("result"), dict) and e["result"].get("status") == "async_launched"
              and e["call"] not in native)
             or e.get("error") == USER_REJECTED  # Esc: the open goes on, and may still count a worker
-            or _unsure(e)  # the host was lost mid-open: the open went on, and the next host counts its worker
+            or oracle.host_lost(e)  # the host was lost mid-open: the open went on, and the next host counts its worker
         ):
             launched.add(e["call"])
         elif e["kind"] == "footer" and isinstance(e.get("line"), str):
@@ -180,8 +167,8 @@ def _delivery(scenario: Scenario, events: Sequence[dict[str, Any]]) -> Violation
             continue
         opened = [e for e in events if e["kind"] == "run" and "open" in e["argv"][1:2] and prompt in e["argv"]]
         answer = next((e for e in events if e["kind"] == "answer" and e["call"] == call_id), None)
-        if len(opened) != 1 or opened[0].get("exit") != 0 or answer is None:
-            continue
+        if len(opened) != 1 or opened[0].get("exit") != 0 or answer is None or oracle.host_lost(answer):
+            continue  # (unsure: its host was lost while lich opened, so the delivery never reached the mod)
         status = (answer.get("result") or {}).get("status") if isinstance(answer.get("result"), dict) else None
         want = ("async_launched" if script.delivery in LAUNCHED
                 else "completed" if script.delivery == "answered" else None)

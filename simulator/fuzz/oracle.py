@@ -32,7 +32,9 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from agent_cards.languages import TRANSLATIONS
 from agent_cards.record import Record, Value, field
+from agent_cards.texts import AGENT
 from agent_cards_simulator.host.results import USER_REJECTED
 from agent_cards_simulator.scenario.model import Scenario
 
@@ -131,6 +133,17 @@ def parsed(text: Any) -> Any:
 
 _UNREAD = object()
 _UNSURE = object()
+#: The head of the answer to a call whose session host was lost while a command ran for it, in every language
+#: (the text goes on to name the command): lich may have the task, and the next host counts its worker.
+_UNSURE_HEADS = tuple(sorted({table.get("bridge.unsure", AGENT["bridge.unsure"]).split("{program}")[0]
+                              for table in (AGENT, *TRANSLATIONS.values())}))
+
+
+def host_lost(answer: dict[str, Any]) -> bool:
+    """The call was answered that its session host was lost while a command ran for it (lich may have the
+    task): the mod never read what the open printed, and the next host collects it."""
+    text = answer.get("error") or answer.get("deny")
+    return isinstance(text, str) and any(head in text for head in _UNSURE_HEADS)
 
 
 class Book(Record):
@@ -364,7 +377,7 @@ class SpecModel:
         elif isinstance(printed, dict) and delivery is not None and (status is None or status == "pending"):
             # a delivery the spec cannot read, or a worker with no roster name: the mod may count it
             self.book.add(Worker(name if isinstance(name, str) else "\x00", isolated, ended, description, sure=False))
-        if not quiet or answer is None or printed is _UNSURE:
+        if not quiet or answer is None or printed is _UNSURE or host_lost(answer[1]):
             return
         got = answer[1]
         result: dict[str, Any] = got["result"] if isinstance(got.get("result"), dict) else {}

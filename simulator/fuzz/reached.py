@@ -92,6 +92,18 @@ def _host_restart_with_workers(model: SpecModel, events: Events) -> bool:
     return False
 
 
+def _host_dies_mid_open(model: SpecModel, events: Events) -> bool:
+    """A session host died while lich opened a card, and a later footer counts a worker: the next host
+    collected what the open printed."""
+    for died in (e for e in events if e["kind"] == "host.dies"):
+        opens = [e for e in events if e["kind"] == "run" and e.get("argv", [None, None])[1:2] == ["open"]
+                 and e.get("exit") == 0 and e["t"] < died["t"] < e["t"] + (e.get("ms") or 0)]
+        if opens and any(e["kind"] == "footer" and e["t"] > died["t"] and str(e.get("line") or "").startswith("lich: ")
+                         for e in events):
+            return True
+    return False
+
+
 def _esc_during_base_read(model: SpecModel, events: Events) -> bool:
     reads = [(e["t"], e["t"] + (e.get("ms") or 0)) for _, e in model.runs if e["argv"][:1] == ["git"]]
     return any(a <= t < b for t in model.escs for a, b in reads)
@@ -136,6 +148,8 @@ STATES: dict[str, State] = {
                                  _stop_after_continue),
     "host-restart-with-workers": State("a session host died with a worker counted; the next one counts it",
                                        _host_restart_with_workers),
+    "host-dies-mid-open": State("a session host died while lich opened; a later host counts the worker",
+                                _host_dies_mid_open),
 }
 
 NOT_YET: dict[str, str] = {
