@@ -22,7 +22,7 @@ Each transcript becomes lanes, and each lane is compared on its own:
 | ``prompt`` | per prompt the person typed, in order: its text, the notifications and the hooks' context lines the |
 |  | model read with it, exactly (through :data:`NORMALISATIONS`) |
 | ``report`` | what the engine reported about a hook (the real run shows none the harness can read) |
-| ``keys`` | Esc and reload in order |
+| ``keys`` | Esc, reload and the person's mode switches (with the mode) in order |
 | ``lifecycle`` | the session's own turns in order: a new process (``resume``, and how), a session host that died |
 |  | (``host.dies``), one the module started again by itself (``host.start``) |
 | ``order`` | per call: its permission before its spawn and its answer, its spawn before a launch's answer |
@@ -56,14 +56,16 @@ TIME_TOLERANCE = (3000, 0.05)
 #: A poll-drawn footer's window: the real count of polls within this share of the fake's (rounded down).
 POLL_SLACK = 0.1
 #: The same for the engine's reaction to the model's reply or to a changed module (the first event after a call,
-#: a footer after a reload) and for its own agent's spawn after the permission: the real engine takes up to
-#: seconds to read a reply and reach its hooks, or to set up its agent, more under load.
+#: a footer after a reload), for its own agent's spawn after the permission, and for a native agent after its
+#: spawn (the real run sees the agent at its first request, which the engine sends once it has built the
+#: agent's context): the real engine takes up to seconds to read a reply and reach its hooks, or to set up its
+#: agent, more under load.
 REACTION_TOLERANCE = 6000
 TOLERANCE_TEXT = (f"a run's ms within ±({RUN_TOLERANCE[0]} ms + {RUN_TOLERANCE[1]:.0%} of the shorter); each "
                   f"event's ms after its cause within ±({TIME_TOLERANCE[0]} ms + {TIME_TOLERANCE[1]:.0%}), "
-                  f"±({REACTION_TOLERANCE} ms + {TIME_TOLERANCE[1]:.0%}) for the engine's reaction to a call or a "
-                  f"reload and its own agent's spawn; polls before a footer the polls drew within {POLL_SLACK:.0%}, "
-                  "none late")
+                  f"±({REACTION_TOLERANCE} ms + {TIME_TOLERANCE[1]:.0%}) for the engine's reaction to a call, a "
+                  f"reload or a spawn (its own agent's, and that agent's first request); polls before a footer "
+                  f"the polls drew within {POLL_SLACK:.0%}, none late")
 LAUNCHED = "Async agent launched successfully"
 #: 2.1.332 frames a completed agent's report: this line, then the report with every line indented by two
 #: spaces (so that a frame-like line inside it cannot pass for the engine's own).
@@ -91,7 +93,11 @@ NORMALISATIONS: dict[str, str] = {
     "prompt": "beside a prompt the model reads each task notification inside Claude Code's own <system-reminder> "
               f"(after its preamble), and each context line as {PROMPT_CONTEXT_PREFIX!r} + LINE in one: the same "
               "notification, the same LINE",
-    "paths": "the real run's paths (lich's binary, the project) are read as the scenario's virtual ones",
+    "paths": "the real run's paths (lich's binary, the project) are read as the scenario's virtual ones; a toast "
+             "the box cut (with '…') within or after such a path is compared up to the real one's cut, its cut "
+             "path read whole: the box cuts by length, and the real path's length is the harness's",
+    "unstarted": "a run whose argv holds a NUL never starts (no argument can carry one), so no wrapper sees it: "
+                 "the fake host's is left out of the run lane",
     "native id": "a native agent's ID is the engine's own: where the real run names it again (a TaskStop's "
                  "task_id), it is read as the fake host's ID of the same call's agent",
 }
@@ -444,7 +450,8 @@ def _cause(events: Events, index: int, kinds: Callable[[Mapping[str, Any]], bool
 
 def _delay(events: Events, index: int) -> tuple[int, bool] | None:
     """Ms from the event at ``index`` back to its cause (module docstring), and whether that is the engine's
-    reaction to the model's reply or to a changed module (the cause is a call or a reload); None: no cause."""
+    reaction to the model's reply, to a changed module or to a spawn (the cause is a call or a reload, or the
+    event is a native agent); None: no cause."""
     e = events[index]
     t = int(e.get("t", 0))
     chain = ("call", "permission", "spawn", "native", "answer")
@@ -470,9 +477,10 @@ def _delay(events: Events, index: int) -> tuple[int, bool] | None:
     if cause is None:
         return None
     # The engine's own set-up of its agent, once the permission let it run, is its reaction too (seconds under
-    # load); a spawn the mod takes waits on lich's open instead, whose time the run lane judges.
+    # load), and so is that agent's first request after its spawn; a spawn the mod takes waits on lich's open
+    # instead, whose time the run lane judges.
     own_agent = e["kind"] == "spawn" and cause["kind"] == "permission" and _spawn_arm(e) == "native"
-    return t - int(cause.get("t", 0)), cause["kind"] in ("call", "reload") or own_agent
+    return t - int(cause.get("t", 0)), cause["kind"] in ("call", "reload") or own_agent or e["kind"] == "native"
 
 
 def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: bool = False) -> None:
@@ -536,6 +544,10 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
         if len(kept) != len(fake):
             unseen["run of a missing program"] = len(fake) - len(kept)
         fake = kept
+    kept = [e for e in fake if not (e["kind"] == "run" and any("\0" in str(a) for a in e.get("argv") or []))]
+    if len(kept) != len(fake):  # normalisation ``unstarted``
+        unseen["run with a NUL in its argv"] = len(fake) - len(kept)
+        fake = kept
     if side_by_side:
         fake, real = by_order(list(fake)), by_order(list(real))
     real = native_ids(fake, real)
@@ -553,6 +565,8 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     _run_lane(fake, real, out)
     _polls_lane(fake, real, out)
     toasts = [[str(e.get("text")) for e in _of(events, "toast")] for events in (fake, real)]
+    toasts[1] = [_cut_alike(f, r, e) for f, r, e in zip(toasts[0] + [""] * len(toasts[1]), toasts[1],
+                                                        _of(real, "toast"), strict=False)]
     if side_by_side:  # calls raised side by side reach their hooks in any order: so do their toasts
         toasts = [sorted(texts) for texts in toasts]
     _sequence("toast", toasts[0], toasts[1], out)
@@ -565,8 +579,10 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     _sequence("prompt", prompts(fake), prompts(real), out)
     _sequence("report", [e.get("text") for e in _of(fake, "report")], [e.get("text") for e in _of(real, "report")],
               out)
-    _sequence("keys", [e["kind"] for e in fake if e["kind"] in ("esc", "reload")],
-              [e["kind"] for e in real if e["kind"] in ("esc", "reload")], out)
+    def keys(events: Events) -> list[str]:
+        return [f"mode {e.get('mode')}" if e["kind"] == "mode" else e["kind"]
+                for e in events if e["kind"] in ("esc", "reload", "mode")]
+    _sequence("keys", keys(fake), keys(real), out)
     def lifecycle(events: Events) -> list[tuple[str, Any]]:
         return [(e["kind"], e.get("how")) for e in events if e["kind"] in ("resume", "host.dies", "host.start")]
     _sequence("lifecycle", lifecycle(fake), lifecycle(real), out)
@@ -595,6 +611,14 @@ def native_ids(fake: Events, real: Events) -> list[dict[str, Any]]:
         return [dict(e) for e in real]
     pattern = re.compile("|".join(re.escape(real_id) for real_id in pairs))
     return [json.loads(pattern.sub(lambda m: pairs[m.group(0)], json.dumps(e, ensure_ascii=False))) for e in real]
+
+
+def _cut_alike(fake: str, real: str, event: Mapping[str, Any]) -> str:
+    """The real toast as the fake host's when the box cut it within or after a real path (normalisation
+    ``paths``): the fake one agrees when it reads the same up to the real one's cut."""
+    if not event.get("cut_path") or not real.endswith("…"):
+        return real
+    return fake if fake.startswith(real[:-1]) else real
 
 
 def task_of(text: str) -> str:

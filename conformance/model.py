@@ -4,7 +4,8 @@ The person types ``conform step N: …`` for the scenario's N-th call step. A ma
 step marker is N, and in which none of step N's calls has a tool_result yet, gets step N's calls as one
 reply (several ``tool_use`` blocks for a ``parallel`` step); every other main request gets a short text.
 Turns the engine starts by itself (a finished native agent, the person typing after a "no") so never
-shift the script.
+shift the script. A subagent's own call (``subagent_turns``) is the first reply to the first native agent's
+first request, in the steps' order; its tool_result comes back in that agent's next request.
 """
 
 from __future__ import annotations
@@ -42,20 +43,23 @@ class ConformModel(ScriptedModel):
     """The fake Messages API, answering each step marker with that step's calls once."""
 
     def __init__(self, turns: Mapping[int, Sequence[ToolCall]], *, on_serve: Callable[[int], None] | None = None,
-                 **more: Any) -> None:
+                 subagent_turns: Sequence[int] = (), **more: Any) -> None:
         super().__init__(**more)
         self.turns = dict(turns)
+        self.subagent_turns = list(subagent_turns)  # step numbers (of ``turns``) a subagent's reply makes
         self.served: dict[int, float] = {}  # step number: when its calls were sent (time.time())
         self.sent: dict[int, list[dict[str, Any]]] = {}  # step number: the calls as sent (inputs resolved)
         self._on_serve = on_serve
         self._serving = threading.Lock()
 
     def _next_reply(self, kind: Any, body: Mapping[str, Any]) -> TextReply | ToolUse:
+        if kind == "subagent":
+            return self._subagent_reply(body)
         if kind != "main":
             return super()._next_reply(kind, body)
         n = _step_of(body)
         with self._serving:
-            if n is None or n not in self.turns or n in self.served:
+            if n is None or n not in self.turns or n in self.subagent_turns or n in self.served:
                 return TextReply("Noted.")
             answered = {str(r.get("tool_use_id")) for r in tool_results(body)}
             calls = self.turns[n]
@@ -69,6 +73,28 @@ class ConformModel(ScriptedModel):
         first, *rest = uses
         return ToolUse(first.name, first.input, id=first.id, text=f"Step {n}.", parallel=tuple(rest))
 
+    def made_elsewhere(self, n: int) -> None:
+        """Step n's calls were made now by another than the model (a plugin): they count as sent."""
+        with self._serving:
+            self.served[n] = time.time()
+            self.sent[n] = [{"call": c.id, "tool": c.tool, "input": dict(c.input)} for c in self.turns[n]]
+
+    def _subagent_reply(self, body: Mapping[str, Any]) -> TextReply | ToolUse:
+        """A native agent's first request gets the next subagent step's call (each step once); the rest are
+        answered as any subagent's."""
+        with self._serving:
+            waiting = [n for n in self.subagent_turns if n not in self.served]
+            if not waiting or tool_results(body):
+                return super()._next_reply("subagent", body)
+            n = waiting[0]
+            uses = [ToolUse(c.tool, dict(c.input), id=c.id) for c in self.turns[n]]
+            self.served[n] = time.time()
+            self.sent[n] = [{"call": u.id, "tool": u.name, "input": dict(u.input)} for u in uses]
+        if self._on_serve is not None:
+            self._on_serve(n)
+        first, *rest = uses
+        return ToolUse(first.name, first.input, id=first.id, parallel=tuple(rest))
+
     def _resolved(self, call: ToolCall, body: Mapping[str, Any]) -> dict[str, Any]:
         """A TaskStop naming a worker by the call that opened it gets the agentId that call answered."""
         if call.worker_of is None:
@@ -79,9 +105,10 @@ class ConformModel(ScriptedModel):
         return {"task_id": ""}
 
     def results(self) -> dict[str, tuple[float, dict[str, Any], Mapping[str, Any]]]:
-        """Each call id's tool_result as the model first read it: (when, the block, the whole request body)."""
+        """Each call id's tool_result as the model first read it (on the main loop, or in the subagent that
+        made the call): (when, the block, the whole request body)."""
         out: dict[str, tuple[float, dict[str, Any], Mapping[str, Any]]] = {}
-        for request in self.main_requests:
+        for request in [*self.main_requests, *self.subagent_requests]:
             body = request.body if isinstance(request.body, dict) else {}
             for result in tool_results(body):
                 key = str(result.get("tool_use_id"))

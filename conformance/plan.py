@@ -24,13 +24,19 @@ and the same to the engine). One choice per feature:
   session host started with a PATH that holds no git (Claude Code keeps its own);
 - ``agent_types``: ``.claude/agents/<type>.md`` in the project;
 - ``esc_after: N``: Esc at the scenario's moment: when the fake host's open starts before it, N ms after the
-  call counted from the real open's start (the bridge has reached the open), else N ms after the model's
-  reply raised the step's calls; ``esc``: Esc between turns;
+  call counted from the real open's start (the bridge has reached the open); when it lands in the mod's git
+  read, the git wrapper holds that read until the screen shows the Esc taken (``Interrupted``), so the Esc
+  lands within it however fast the real git answers (the held time is not the run's: its ms count from the
+  release); else N ms after the model's reply raised the step's calls; ``esc``: Esc between turns;
 - ``reload``: the plugin's module file changed, which Claude Code reloads by itself (one trigger:
   ``/reload-plugins`` as well would start a second session host), ``/reload-plugins`` only if it did not;
 - ``session.start`` (interactive): ``/clear``;
 - ``session.modes`` (other modes in the footer): the person presses Shift+Tab until the footer shows
   accept-edits mode (:data:`SWITCHED_MODE`), before the first step;
+- ``mode``: the person presses Shift+Tab until the footer shows that mode's label (:data:`MODE_LABELS`; the
+  default mode: ``manual mode on`` or no label), each press once the footer's mode moved; a call made in
+  plan mode asks by itself (no rule: the calls outside plan mode ask nothing), its dialog answered as the
+  call's ``{ask: …}`` says;
 - ``continue`` / ``resume``: ``/exit``, then Claude Code again in the same sandbox with ``--continue`` /
   ``--resume <the session's id>``; the step ends once the fresh session host has read lich;
 - ``host.dies``: SIGKILL to the run's session hosts (found by their HOME); as ``at: T`` only mid-open: T ms
@@ -38,6 +44,12 @@ and the same to the engine). One choice per feature:
 - ``wait`` / ``until``: that much real time (fake-lich sleeps its scripted ms for real);
 - ``errands``: a stand-in for lich's status module (a plugin listed before the mod's) draws the text as
   the footer's ``lich: …`` mode; the harness hands it the text at the step's moment;
+- a call raised by a plugin (``origin: NAME``): a stand-in plugin named NAME (installed beside the mod)
+  raises it with ``$.agent.call({tool: 'Agent', input})``, once the session has started, when the harness
+  hands it the call's input; its answer is what that call resolved to;
+- a subagent's own call (``agent: ID``): the scripted model makes it as the first reply to the first native
+  agent that asks (the subagent is offered the Agent tool too), and reads its answer in that agent's next
+  request; the agent's id is the engine's;
 - ``footer`` / ``check``: nothing (the engine draws the footer by itself; a check reads the fake's memory).
 
 Any other step kind cannot run (:data:`DRIVEN` lists the ones the real run drives): a run that skipped a step
@@ -46,12 +58,13 @@ would judge another scenario than the one named. What cannot run, and why, is :f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_cards.record import Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
-from agent_cards_simulator.runners.scripted_git import GIT_MS, not_a_repository
+from agent_cards_simulator.runners.scripted_git import not_a_repository
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.model import Scenario
 
@@ -68,7 +81,10 @@ GIT_NOT_A_REPO = "fatal: not a git repository (or any of the parent directories)
 #: The step kinds the real run drives (``conformance/real.py``'s ``_steps``); a scenario with any other cannot run.
 DRIVEN: tuple[type[Any], ...] = (steps.CallStep, steps.Wait, steps.Until, steps.Esc, steps.Reload,
                                  steps.SessionStart, steps.Footer, steps.Check, steps.Continue, steps.Resume,
-                                 steps.HostDies, steps.Prompt, steps.Errands)
+                                 steps.HostDies, steps.Prompt, steps.Errands, steps.Mode)
+#: The footer's label of each permission mode Shift+Tab cycles to besides the default one (which 2.1.328 shows
+#: no label for, and 2.1.332 labels ``manual mode on``); 2.1.332 cycles to auto mode too.
+MODE_LABELS = {"acceptEdits": "accept edits on", "plan": "plan mode on", "auto": "auto mode on"}
 
 
 def step_key(step: object) -> str:
@@ -86,6 +102,8 @@ class RealPermission(Value):
     deny_rules: tuple[str, ...] = ()  # as the settings write them: Agent, Agent(<type>)
     hook_reason: str = "Blocked by hook"
     answers: Mapping[str, bool] = field(default_factory=dict)  # ask: each Agent call's yes (True) or no
+    #: ask: the ``permissions.ask`` rule is written (False: only the calls made in plan mode ask, by the mode)
+    rule: bool = True
 
 
 class RealGit(Value):
@@ -115,6 +133,12 @@ class Plan(Value):
     #: per continue/resume in order: whether the fake host's fresh session host reads lich at once (the step
     #: then ends when the real one has)
     resume_reads: tuple[bool, ...] = ()
+    #: call step number (from 1): the argv (after ``git``) of the mod's git read its Esc lands in
+    esc_in_git: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    #: call step number: the plugin that raises its one call (a stand-in plugin of that name)
+    plugin_calls: Mapping[int, str] = field(default_factory=dict)
+    #: call step numbers whose one call a subagent makes (the first native agent's first reply)
+    subagent_steps: tuple[int, ...] = ()
 
 
 def _span(events: Sequence[Mapping[str, Any]]) -> int:
@@ -175,28 +199,42 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     for step in scenario.steps:
         if isinstance(step, steps.Workflow):
             return "a workflow step: the real engine raises agent.spawn for a workflow only from a workflow run"
-        if isinstance(step, steps.CallStep) and step.esc_after is not None and step.esc_after <= GIT_MS:
-            return (f"Esc {step.esc_after} ms into the calls, within git's {GIT_MS} ms read: the real git answers "
-                    "before a key reaches the screen")
         if isinstance(step, steps.At) and not isinstance(step.step, steps.HostDies):
             return "an action at a virtual time across steps (at:): real turns take seconds, so T lands elsewhere"
         if isinstance(step, steps.SessionStart) and not step.interactive:
             return "session.start: false: a non-interactive session.start cannot be raised in the interactive screen"
+        if isinstance(step, steps.Mode) and step.mode != "default" and step.mode not in MODE_LABELS:
+            return (f"a switch to {step.mode} mode: Shift+Tab's cycle holds no {step.mode} mode (Claude Code enters "
+                    "it only from the flags it was started with)")
         if not isinstance(step, (*DRIVEN, steps.At)):  # at: T + host.dies: driven in the next call step
             return f"a `{step_key(step)}` step: the real run does not drive it, and a step skipped is not judged"
     _, problem = _mid_open_deaths(scenario, events)
     if problem:
         return problem
     for call in _calls(scenario):
-        if any(isinstance(v, str) and "\0" in v for v in call.input.values()):
-            return ("a NUL in the call's input: the command that carries it never starts, so no wrapper sees the run, "
-                    "and its toast names the real run's own lich path")
-        if call.origin != "engine":
-            return (f"a call raised by the plugin {call.origin!r}: not driven (the engine lets a plugin raise one "
-                    "with $.agent.spawn, under a tool_use id of its own; no stand-in plugin raises it yet)")
-        if call.agent is not None:
-            return "a subagent's own call (agent:): the scripted model makes the main loop's calls only"
+        if (call.origin != "engine" or call.agent is not None) and not _alone(scenario, call):
+            return ("a plugin's or a subagent's call beside other calls in one step: not driven (the harness "
+                    "raises such a call alone in its step)")
+        if call.origin != "engine" and not re.fullmatch(r"[a-z0-9][a-z0-9-]*", call.origin):
+            return f"a call raised by the plugin {call.origin!r}: not a name Claude Code gives a plugin"
+        if call.agent is not None and not _native_before(call, events):
+            return ("a subagent's own call with no native agent running before it: no subagent is there to "
+                    "make it")
     return _permission_problem(scenario) or (_print_problem(scenario) if _printed(scenario) else None)
+
+
+def _alone(scenario: Scenario, call: steps.ToolCall) -> bool:
+    return any(isinstance(s, steps.CallStep) and s.calls == (call,) for s in scenario.steps)
+
+
+def _native_before(call: steps.ToolCall, events: Sequence[Mapping[str, Any]]) -> bool:
+    """A native agent started before the call in the fake host's transcript (the subagent that makes it)."""
+    for e in events:
+        if e.get("kind") == "call" and e.get("call") == call.id:
+            return False
+        if e.get("kind") == "native":
+            return True
+    return False
 
 
 def missing_programs(scenario: Scenario) -> tuple[str, ...]:
@@ -234,10 +272,31 @@ def _decisions(scenario: Scenario) -> list[tuple[steps.ToolCall, PermissionVerdi
     return [(c, c.permission or own) for c in _calls(scenario) if c.tool == "Agent"]
 
 
+def call_modes(scenario: Scenario) -> dict[str, str]:
+    """Each call's permission mode: the session's, as the ``mode`` steps before it switched it."""
+    mode = scenario.session.permission_mode or "default"
+    out: dict[str, str] = {}
+    for step in scenario.steps:
+        if isinstance(step, steps.Mode):
+            mode = step.mode
+        elif isinstance(step, steps.CallStep):
+            out.update((c.id, mode) for c in step.calls)
+    return out
+
+
+def _asked_by_plan_mode(scenario: Scenario) -> bool:
+    """Some calls ask and others are allowed, and the ones that ask are exactly those made in plan mode:
+    the mode asks about them by itself, and no rule is needed (one would make the others ask too)."""
+    decided = _decisions(scenario)
+    modes = call_modes(scenario)
+    return {p.decision for _, p in decided} == {"allow", "ask"} and all(
+        (p.decision == "ask") == (modes.get(c.id) == "plan") for c, p in decided)
+
+
 def _permission_problem(scenario: Scenario) -> str | None:
     decided = _decisions(scenario)
     kinds = {p.decision for _, p in decided}
-    if len(kinds) > 1:
+    if len(kinds) > 1 and not _asked_by_plan_mode(scenario):
         return f"calls with different permission checks ({', '.join(sorted(kinds))}): one run has one set of rules"
     hook_reasons = {p.reason for _, p in decided if p.decision == "hook-deny"}
     if len(hook_reasons) > 1:
@@ -249,7 +308,10 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     """The concrete settings of a scenario :func:`why_not` let run."""
     decided = _decisions(scenario)
     decision = decided[0][1].decision if decided else "allow"
-    if decision == "ask":
+    if _asked_by_plan_mode(scenario):
+        permission = RealPermission("ask", answers={c.id: bool(p.answer) for c, p in decided if p.decision == "ask"},
+                                    rule=False)
+    elif decision == "ask":
         permission = RealPermission("ask", answers={c.id: bool(p.answer) for c, p in decided})
     elif decision == "deny":
         permission = RealPermission("deny", deny_rules=tuple(dict.fromkeys(p.rule or f"Agent({_agent_type(c)})"
@@ -280,7 +342,35 @@ def plan(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> Plan:
     return Plan(scenario, permission, concrete, min(_span(events), MAX_SPAN_MS), opens, open_after,
                 permission_mode=scenario.session.permission_mode or "default",
                 mode=SWITCHED_MODE if scenario.session.modes else None, printed=_printed(scenario),
-                host_dies_in=deaths, resume_reads=reads)
+                host_dies_in=deaths, resume_reads=reads, esc_in_git=esc_in_git(scenario, events),
+                plugin_calls={n: s.calls[0].origin for n, s in _numbered(scenario) if s.calls[0].origin != "engine"},
+                subagent_steps=tuple(n for n, s in _numbered(scenario) if s.calls[0].agent is not None))
+
+
+def _numbered(scenario: Scenario) -> list[tuple[int, steps.CallStep]]:
+    return list(enumerate((s for s in scenario.steps if isinstance(s, steps.CallStep)), start=1))
+
+
+def esc_in_git(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> dict[int, tuple[str, ...]]:
+    """Each call step whose Esc (``esc_after``) lands in one of the fake host's git runs: that run's argv after
+    ``git`` (the harness holds the real one until the Esc is taken)."""
+    called = {str(e.get("call")): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
+    gits = [e for e in events if e.get("kind") == "run" and [str(a) for a in e.get("argv") or []][:1] == ["git"]]
+    out: dict[int, tuple[str, ...]] = {}
+    n = 0
+    for step in scenario.steps:
+        if not isinstance(step, steps.CallStep):
+            continue
+        n += 1
+        if step.esc_after is None or step.calls[0].id not in called:
+            continue
+        at = called[step.calls[0].id] + step.esc_after
+        for run in gits:
+            start = int(run.get("t", 0))
+            if start <= at < start + int(run.get("ms") or 0):
+                out[n] = tuple(str(a) for a in run["argv"][1:])
+                break
+    return out
 
 
 def _mid_open_deaths(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], str | None]:

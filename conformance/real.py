@@ -6,11 +6,15 @@ Where each event comes from:
 | kind | source |
 |---|---|
 | ``session.start`` | the session host's stdin (each host the module starts is handed the events it answered) |
-| ``call`` | the scripted model: when it sent the step's calls |
-| ``answer`` | the model's next requests: each call's ``tool_result`` (and the text around it, for ``context``) |
-| ``run`` | wrappers around ``fake-lich`` and ``git`` logging argv, output, exit and times (git: the mod's runs only) |
+| ``call`` | the scripted model: when it sent the step's calls (a plugin's: when the stand-in plugin was handed it) |
+| ``answer`` | the model's next requests: each call's ``tool_result`` (and the text around it, for ``context``); a |
+|  | subagent's call: that agent's next request; a plugin's: what its ``$.agent.call`` resolved to |
+| ``run`` | wrappers around ``fake-lich`` and ``git`` logging argv, output, exit and times (git: the mod's runs only; |
+|  | a read held for an Esc: its ms from the release, the hold as ``held_ms``) |
 | ``permission`` | the bridge's log: when the mod's ``tool.call`` hook passed the call on beneath it (the check's |
-|  | moment); its outcome is the person's answer at a dialog, else the run's rules (a hook's deny, a |
+|  | moment, or for a dialog when the person answered it; not after the step's Esc, when Claude Code |
+|  | checks nothing of the call); its outcome is the |
+|  | person's answer at a dialog, else the run's rules (a hook's deny, a |
 |  | typed deny rule for the call's type), else allow; ``via`` as the fake host names the setting |
 | ``spawn`` | the bridge's log: the last step of the mod's ``agent.spawn`` dispatch; ``answer`` is ``native`` when |
 |  | Claude Code then ran its own agent, else ``deny`` (the mod took the call) |
@@ -20,7 +24,7 @@ Where each event comes from:
 |  | input: the call's input as the model sent it |
 | ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
 | ``note`` | fake-lich's world after the run: the notes its workers' reports were due to bring, at their time |
-| ``esc``, ``reload`` | the runner, when it presses the key or reloads |
+| ``esc``, ``reload``, ``mode`` | the runner, when it presses the key, reloads, or starts a mode switch |
 | ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
 | ``host.start`` | a session host the module started by itself (its stdin carries no ``session.start``) |
 
@@ -56,7 +60,7 @@ from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import YES_CHOSEN, Tui
 from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX
 from agent_cards_conformance.model import MARKER, ConformModel
-from agent_cards_conformance.plan import OPEN_TIMEOUT_MS, Plan, step_key
+from agent_cards_conformance.plan import MODE_LABELS, OPEN_TIMEOUT_MS, Plan, step_key
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
@@ -73,6 +77,10 @@ def plugin_folder() -> Path | None:
             return folder
     return None
 FOOTER = re.compile(r"lich: \d+ workers?")
+#: The default mode's label in 2.1.332's footer (2.1.328 draws none).
+DEFAULT_MODE_LABEL = "manual mode on"
+#: Any mode's label in the footer (``plan mode on``, ``accept edits on``, ``auto mode on``).
+MODE_ON = re.compile(r"\b(?:\w+ mode|accept edits|bypass permissions) on\b")
 #: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
 STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
 DIALOG = "Do you want to proceed?"
@@ -89,7 +97,7 @@ _WRAPPER = """#!/bin/sh
 d={runs}
 n=$(date +%s%N)-$$
 printf '%s\\037' "$@" > "$d/$n.argv"
-{env} {program} "$@" > "$d/$n.out" 2> "$d/$n.err"
+{hold}{env} {program} "$@" > "$d/$n.out" 2> "$d/$n.err"
 rc=$?
 printf '%s %s' "$rc" "$(date +%s%N)" > "$d/$n.rc"
 cat "$d/$n.out"
@@ -101,6 +109,16 @@ _PYTHON = """#!/bin/sh
 f=$(mktemp {boots}/boot.$(date +%s%N).XXXXXX)
 cat > "$f"
 exec {env} {python} "$@" < "$f"
+"""
+
+#: The mod's git read an Esc lands in (``esc_in_git``): the wrapper takes the hold flag (one run only), marks the
+#: run held, and waits on the fifo until the harness has seen the Esc taken; the release's moment goes to
+#: ``.held``, which the run's ms then count from (the hold is the harness's, not git's).
+_HOLD = """if [ "$*" = {argv} ] && mv {flag} {flag}.taken 2>/dev/null; then
+: > "$d/$n.held"
+read _ < {fifo}
+printf '%s' "$(date +%s%N)" > "$d/$n.held"
+fi
 """
 
 #: The mod's git when the scenario scripts its failure: what it prints, and its exit.
@@ -144,6 +162,49 @@ export function register(on) {
   })
 }
 """.replace("ERRANDS_ENV", ERRANDS_ENV)
+
+
+SPAWN_ENV = "AGENT_CARDS_CONFORM_SPAWN"
+#: A stand-in for another plugin that raises an Agent call of its own (a scenario's ``origin: NAME``): the
+#: harness writes the call's input (and where to write the answer) to the file SPAWN_ENV names; the module,
+#: reading it every 0.1 s, raises it once with ``$.agent.call({tool: 'Agent', input})`` (the Agent tool's own
+#: call, as the model's: ``$.agent.spawn`` would resolve to the spawn's answer instead of the tool's result)
+#: and writes back what the call resolved to.
+_SPAWN_MODULE = """// A stand-in for another plugin in a conformance run: it raises the Agent call it is handed.
+let watching = false
+let raised = false
+
+async function look($) {
+  if (raised) return
+  const file = await $.env.get('SPAWN_ENV')
+  const read = await $.process.run(['cat', file])
+  const text = read.exitCode === 0 ? read.stdout.trim() : ''
+  if (!text || raised) return
+  raised = true
+  const asked = JSON.parse(text)
+  let answer
+  try {
+    const value = await $.agent.call({ tool: 'Agent', input: asked.input })
+    answer = { value }
+  } catch (error) {
+    answer = { error: String((error && error.message) || error) }
+  }
+  await $.process.run([asked.python, '-c', 'import sys; open(sys.argv[1], "w").write(sys.argv[2])',
+    asked.answer, JSON.stringify(answer)])
+}
+
+export function register(on) {
+  on('ui.render', { component: 'SessionMode' }, ($, e, next) => {
+    if (!watching) {
+      watching = true
+      setInterval(() => {
+        look($).catch(() => null)
+      }, 100)
+    }
+    return next(e)
+  })
+}
+""".replace("SPAWN_ENV", SPAWN_ENV)
 
 
 class RealRun(Record):
@@ -244,6 +305,12 @@ class RealRunner:
         self.with_errands = any(isinstance(s, steps.Errands) for s in self.scenario.steps)
         self.prompts: list[tuple[str, int]] = []  # the person's prompts: the text, the main requests before it
         self._restarts = 0  # continue/resume steps done
+        #: call step number: when the person answered each of its dialogs (the check's outcome), in order
+        self.dialog_answers: dict[int, list[float]] = {}
+        self.spawn_file = folder / "spawn.json"  # what the stand-in plugin raises (origin: NAME)
+        self.plugin_answers: dict[str, tuple[float, dict[str, Any]]] = {}  # call id: when, what its call gave
+        self.git_hold = folder / "git-hold"  # present: the mod's next git read of esc_in_git's argv is held
+        self.git_release = folder / "git-release"  # the fifo a held read waits on
 
     def _call_steps(self) -> Iterator[steps.CallStep]:
         yield from (s for s in self.scenario.steps if isinstance(s, steps.CallStep))
@@ -271,6 +338,16 @@ class RealRunner:
         self.errands.write_text("", encoding="utf-8")
         return plugin
 
+    def _spawning_plugin(self, name: str) -> Path:
+        """The stand-in for the plugin ``name`` that raises a call of its own (``origin: NAME``): the engine
+        names the call's origin after the plugin's manifest."""
+        plugin = self.folder / f"plugin-{name}"
+        _write(plugin / ".claude-plugin" / "plugin.json",
+               json.dumps({"name": name, "version": "0.0.1", "description": "raises an Agent call of its own"}))
+        _write(plugin / "hooks" / "spawn.js", _SPAWN_MODULE)
+        _write(plugin / "hooks" / "hooks.json", json.dumps({"modules": ["./spawn.js"]}))
+        return plugin
+
     def _hook_deny_plugin(self, reason: str) -> Path:
         plugin = self.folder / "deny-hook"
         _write(plugin / ".claude-plugin" / "plugin.json",
@@ -294,7 +371,8 @@ class RealRunner:
         (self.runs / "git").mkdir()
         # lich's wrapper runs with the PATH of the harness, whatever the session host's is (git hidden).
         path = f"PATH={shlex.quote(os.environ.get('PATH', os.defpath))}; export PATH"
-        _write(self.lich_bin, _WRAPPER.format(guard=path, runs=shlex.quote(str(self.runs / "lich")), env="env " + env,
+        _write(self.lich_bin, _WRAPPER.format(guard=path, runs=shlex.quote(str(self.runs / "lich")), hold="",
+                                              env="env " + env,
                                               program=shlex.quote(str(fake_lich_program()))), 0o755)
         real_git = shutil.which("git") or "git"
         # Only the plugin's runs (its session host has CLAUDE_PLUGIN_ROOT) are the mod's: Claude Code's own
@@ -306,8 +384,12 @@ class RealRunner:
             mods_git = str(_write(self.folder / "git-refuses", _GIT_REFUSES.format(
                 stderr=shlex.quote(git.stderr), exit=int(git.exit)), 0o755))
         bin_dir = self.folder / "gitbin"
+        hold = ""
+        for argv in dict.fromkeys(self.plan.esc_in_git.values()):  # one read held per step that asks for it
+            hold += _HOLD.format(argv=shlex.quote(" ".join(argv)), flag=shlex.quote(str(self.git_hold)),
+                                 fifo=shlex.quote(str(self.git_release)))
         _write(bin_dir / "git", _WRAPPER.format(guard=guard, runs=shlex.quote(str(self.runs / "git")), env="",
-                                                program=shlex.quote(mods_git)), 0o755)
+                                                hold=hold, program=shlex.quote(mods_git)), 0o755)
         python = shutil.which("python3") or "python3"
         host_env = ""
         if git.mode == "missing":
@@ -327,7 +409,7 @@ class RealRunner:
         elif git.mode == "detached":
             _git(sandbox, "checkout", "-q", "--detach")
         permission = self.plan.permission
-        if permission.decision == "ask":
+        if permission.decision == "ask" and permission.rule:
             _write(sandbox.project / ".claude" / "settings.local.json", json.dumps({"permissions": {"ask": ["Agent"]}}))
         elif permission.decision == "deny":  # the project's settings: the refusal says "from projectSettings"
             _write(sandbox.project / ".claude" / "settings.json",
@@ -352,6 +434,8 @@ class RealRunner:
         env["AGENT_CARDS_BRIDGE_LOG"] = str(self.bridge_log)
         if self.with_errands:
             env[ERRANDS_ENV] = str(self.errands)
+        if self.plan.plugin_calls:
+            env[SPAWN_ENV] = str(self.spawn_file)
         env["AGENT_CARDS_PYTHON"] = str(self.folder / "python")
         env["PATH"] = f"{git_bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
         return env
@@ -363,9 +447,11 @@ class RealRunner:
         plugins = [self._status_plugin(), plugin] if self.with_errands else [plugin]
         if self.plan.permission.decision == "hook-deny":
             plugins.append(self._hook_deny_plugin(self.plan.permission.hook_reason))
+        plugins += [self._spawning_plugin(name) for name in dict.fromkeys(self.plan.plugin_calls.values())]
         git_bin = self._wrappers()
         sandbox = Sandbox.create(self.folder / "sandbox", git=self.plan.git.mode != "none")
         model = ConformModel(self.call_steps, on_serve=self._served, lifetime=600,
+                             subagent_turns=self.plan.subagent_steps,
                              log_path=self.folder / "api.jsonl")
         model.start()
         screen = ""
@@ -425,6 +511,18 @@ class RealRunner:
             self._wait(_changed(tui, before), 10, "Shift+Tab changed nothing", tui)
         raise TimeoutError(f"the footer never showed {label!r}:\n{tui.screen()}")
 
+    def _switch_to(self, tui: Tui, mode: str) -> None:
+        """Shift+Tab until the footer shows ``mode``'s label (the default mode: ``manual mode on``, or none), each press
+        waiting for the footer's mode to move (any other redraw, a spinner or the lich line, is not the
+        press's: pressing again before the mode moved would go one mode too far)."""
+        for _ in range(MODE_PRESSES):
+            before = tui.screen()
+            if in_mode(before, mode):
+                return
+            tui.key("BTab")
+            self._wait(_mode_moved(tui, mode_label(before)), 10, "Shift+Tab moved no mode", tui)
+        raise TimeoutError(f"the footer never showed {mode} mode:\n{tui.screen()}")
+
     def _served(self, n: int) -> None:
         """The model sent step n's calls: the scenario's clock starts with the first step, and fake-lich
         learns when each call that opens a card was made, and its place among the opens."""
@@ -457,7 +555,12 @@ class RealRunner:
         for step in self.scenario.steps:
             if isinstance(step, steps.CallStep):
                 n += 1
-                self._calls(tui, model, n, step)
+                if n in self.plan.plugin_calls:
+                    self._plugin_call(tui, model, n, step)
+                elif n in self.plan.subagent_steps:
+                    self._subagent_call(tui, model, n, step)
+                else:
+                    self._calls(tui, model, n, step)
                 continue
             if isinstance(step, steps.At) and isinstance(step.step, steps.HostDies):
                 continue  # mid-open: the next call step kills the host at that moment of its open (plan.host_dies_in)
@@ -473,6 +576,9 @@ class RealRunner:
                 self._mark("reload")
                 self._reload(tui)
                 tui.wait_idle(30)
+            elif isinstance(step, steps.Mode):
+                self._mark("mode", mode=step.mode)
+                self._switch_to(tui, step.mode)
             elif isinstance(step, steps.Errands):
                 temp = self.errands.with_suffix(".tmp")
                 temp.write_text(step.text or "", encoding="utf-8")
@@ -490,6 +596,36 @@ class RealRunner:
                 raise NotImplementedError(f"the real run cannot drive a {step_key(step)!r} step")
             # footer, check: nothing to do (the engine draws the footer; a check reads the fake's memory)
         return tui
+
+    def _plugin_call(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
+        """The stand-in plugin raises the step's one call once the session has started (the mod's session host
+        was handed session.start, as the fake host's is before any call); the step ends with what the call
+        resolved to."""
+        (call,) = step.calls
+        self._wait(self._session_started, 60, "the session never started its session host", tui)
+        answer = self.folder / f"spawn-{n}.answer"
+        temp = self.spawn_file.with_suffix(".tmp")
+        temp.write_text(json.dumps({"input": dict(call.input), "answer": str(answer),
+                                    "python": shutil.which("python3") or "python3"}), encoding="utf-8")
+        model.made_elsewhere(n)  # the call is made now: its step's window starts (its check's and spawn's)
+        self._served(n)
+        temp.replace(self.spawn_file)
+        self._wait(answer.exists, STEP_TIMEOUT_S, f"the plugin {call.origin!r} never had its call answered", tui)
+        with contextlib.suppress(ValueError, OSError):
+            self.plugin_answers[call.id] = (answer.stat().st_mtime, json.loads(answer.read_text(encoding="utf-8")))
+        tui.wait_idle(60)
+
+    def _session_started(self) -> bool:
+        """A session host of the mod's was started with session.start on its stdin."""
+        return any('"session.start"' in _read(boot) for boot in self.boots.glob("boot.*"))
+
+    def _subagent_call(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
+        """A native agent's first reply made the step's call (the scripted model): the step ends once that
+        agent read its answer."""
+        ids = [c.id for c in step.calls]
+        if not model.wait_until(lambda m: all(i in model.results() for i in ids), STEP_TIMEOUT_S):
+            raise TimeoutError(f"no subagent made and read step {n}'s calls:\n{tui.screen()}")
+        tui.wait_idle(60)
 
     def _mark(self, kind: str, **more: Any) -> None:
         self.marks.append({"at": time.time(), "kind": kind, **more})
@@ -598,11 +734,34 @@ class RealRunner:
                 return started
         return None
 
-    def _esc_moment(self, step: steps.CallStep, served: float) -> float | None:
+    def _git_held(self, since: float) -> float | None:
+        """When the mod's git read the wrapper holds began (since ``since``), or None."""
+        for held in sorted((self.runs / "git").glob("*.held")):
+            started = int(held.name.split("-")[0]) / 1e9
+            if started >= since:
+                return started
+        return None
+
+    def _release_git(self) -> None:
+        """Let a held git read go on (nothing when none waits on the fifo)."""
+        if not self.git_release.exists():
+            return
+        try:
+            fd = os.open(self.git_release, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # no reader: no read is held
+            return
+        try:
+            os.write(fd, b"go\n")
+        finally:
+            os.close(fd)
+
+    def _esc_moment(self, step: steps.CallStep, served: float, n: int = 0) -> float | None:
         """When Esc is due: ``esc_after`` ms after the call, counted from the real open's start when the fake
         host's open starts before it (so Esc lands mid-open however late the engine reached the open)."""
         if step.esc_after is None:
             return None
+        if n in self.plan.esc_in_git:  # the read it lands in is held: Esc as soon as the read has begun
+            return self._git_held(served)
         before = [self.plan.open_after[c.id] for c in step.calls
                   if c.id in self.plan.open_after and self.plan.open_after[c.id] <= step.esc_after]
         if not before:
@@ -613,12 +772,27 @@ class RealRunner:
     def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
         ids = [c.id for c in step.calls]
         asks = [self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers]
+        if n in self.plan.esc_in_git:
+            if not self.git_release.exists():
+                os.mkfifo(self.git_release)
+            self.git_hold.touch()
+        try:
+            self._await_calls(tui, model, n, step, ids, asks)
+        finally:
+            self.git_hold.unlink(missing_ok=True)  # a read of a later step is not held for this one's Esc
+            self._release_git()  # a held read never outlives its step
+        tui.wait_idle(60)
+
+    def _await_calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep, ids: list[str],
+                     asks: list[bool]) -> None:
+        """Type the step's marker, then answer its dialogs and press its keys until every call is answered
+        (or the turn was interrupted, and the screen says so)."""
         tui.type(MARKER.format(n=n))
         if not model.wait_until(lambda _: n in model.served, STEP_TIMEOUT_S):
             raise TimeoutError(f"the model was never asked for step {n}:\n{tui.screen()}")
         served = model.served[n]
         esc_due = step.esc_after is not None
-        esc_at = self._esc_moment(step, served)
+        esc_at = self._esc_moment(step, served, n)
         dies_in = [self.plan.host_dies_in[i] for i in ids if i in self.plan.host_dies_in]  # at: T host.dies
         deadline = time.monotonic() + STEP_TIMEOUT_S + max(self._open_ms(c) for c in step.calls) / 1000
         interrupted = False
@@ -627,7 +801,7 @@ class RealRunner:
             if all(i in answered for i in ids) or interrupted:
                 break
             if esc_due and esc_at is None:  # waiting for the open to start
-                esc_at = self._esc_moment(step, served)
+                esc_at = self._esc_moment(step, served, n)
             if dies_in and self._host_dies_mid_open(tui, served, dies_in[0]):
                 dies_in = []
                 continue
@@ -642,8 +816,10 @@ class RealRunner:
                 # The dialog ignores keys for a moment after it appears (a prompt typed just before it must
                 # not answer it): press until it goes, and only then is this call's answer spent.
                 yes = asks[0]
+                pressed = time.time()
                 if not _answer_dialog(tui, screen, yes):
                     continue
+                self.dialog_answers.setdefault(n, []).append(pressed)
                 asks.pop(0)
                 interrupted = not yes
                 continue
@@ -655,7 +831,6 @@ class RealRunner:
         if interrupted:
             with contextlib.suppress(TimeoutError):
                 tui.wait_for("Interrupted", 30)
-        tui.wait_idle(60)
 
     def _open_ms(self, call: steps.ToolCall) -> int:
         """How long the call's open may take: its scripted ms, or the mod's timeout for an open that hangs."""
@@ -668,7 +843,8 @@ class RealRunner:
         """The last calls' results reach the model (after a "no" or Esc only with the next prompt); then
         time passes up to the fake's last event, and the footer settles (its 5 s poll)."""
         self._start_clock()
-        pending = [c.id for calls in self.call_steps.values() for c in calls if c.id not in model.results()]
+        pending = [c.id for n, calls in self.call_steps.items() for c in calls
+                   if c.id not in model.results() and n not in self.plan.plugin_calls]
         if pending:
             tui.type(END_MARKER)
             model.wait_until(lambda _: all(i in model.results() for i in pending), 60)
@@ -700,6 +876,8 @@ class RealRunner:
                 events.append({"t": ms(model.served[n]), "kind": "call", **call})
         for call_id, (at, result, body) in model.results().items():
             events.append({"t": ms(at), "kind": "answer", "call": call_id, **self._answer(result, body)})
+        for call_id, (at, given) in self.plugin_answers.items():
+            events.append({"t": ms(at), "kind": "answer", "call": call_id, **_spawned(given)})
         events += self._runs(ms)
         for line in self._bridge_log():
             for effect in line.get("effects") or []:
@@ -748,6 +926,7 @@ class RealRunner:
         """``permission`` and ``spawn`` from the bridge's log, each given to the calls of its step in order."""
         passed: dict[str, float] = {}  # tool.call dispatch (Agent): when its hook passed the call on
         spawns: dict[str, float] = {}  # agent.spawn dispatch: when it ended
+        began: dict[str, float] = {}  # agent.spawn dispatch: when it began (the step it belongs to)
         hook_of: dict[str, Any] = {}
         latest: dict[str, str] = {}  # the module's dispatch id: the latest dispatch of that id (a reloaded
         for line in self._bridge_log():  # module numbers its dispatches from 1 again)
@@ -761,36 +940,34 @@ class RealRunner:
                 passed[key] = float(line.get("t") or 0)
             elif hook == SPAWN_HOOK:  # its last step: where it ended (or where the engine gave up on it)
                 spawns[key] = float(line.get("t") or 0)
+                began.setdefault(key, spawns[key])
         windows = sorted((at, n) for n, at in model.served.items())
-        answered = model.results()
-
-        def refused_as_invalid(call_id: str) -> bool:
-            # Claude Code checks the tool's input against its schema beneath the hooks, before it asks for the
-            # permission: a call it refused so was passed on by the hook, and no permission was checked.
-            return call_id in answered and INVALID_INPUT in json.dumps(answered[call_id][1], ensure_ascii=False)
-
+        invalid = _refused_as_invalid(model)
         permission = self.plan.permission
         via = {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(permission.decision, "hook")
+
+        def via_of(call: steps.ToolCall) -> str:  # with no ask rule, only plan mode's calls ask: the others pass
+            return "mode" if permission.decision == "ask" and call.id not in permission.answers else via
         out: list[dict[str, Any]] = []
 
         def step_of(at: float) -> int | None:
-            found = None
-            for served, n in windows:
-                if served <= at:
-                    found = n
-            return found
+            return _step_of(windows, at)
 
+        escs = [float(m["at"]) for m in self.marks if m["kind"] == "esc"]
         by_step: dict[int, list[float]] = {}
         for at in sorted(passed.values()):
             n = step_of(at)
-            if n is not None:
+            # A call passed on after the step's Esc is no check: Claude Code ended the call's turn at the Esc
+            # and checks nothing of it (the mod's hook only went on with its signal aborted).
+            if n is not None and not any(model.served[n] <= esc <= at for esc in escs):
                 by_step.setdefault(n, []).append(at)
         spawning: dict[int, list[str]] = {}
         for n, times in by_step.items():
             agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
             said_no = False  # a "no" at a dialog ends the turn: the step's later calls are never asked
+            answered = list(self.dialog_answers.get(n, []))
             for call, at in zip(agents, times, strict=False):
-                if said_no or refused_as_invalid(call.id):
+                if said_no or call.id in invalid:
                     continue
                 said_no = permission.decision == "ask" and not permission.answers.get(call.id, True)
                 refused = (permission.decision == "hook-deny"
@@ -799,12 +976,17 @@ class RealRunner:
                                and f"Agent({call.input.get('subagent_type') or 'general-purpose'})"
                                in permission.deny_rules))
                 outcome = "deny" if refused else "allow"
-                out.append({"t": ms(at), "kind": "permission", "call": call.id, "outcome": outcome, "via": via})
+                if via_of(call) == "dialog" and answered:  # decided when the person answered, not when asked
+                    at = max(at, answered.pop(0))  # noqa: PLW2901
+                out.append({"t": ms(at), "kind": "permission", "call": call.id, "outcome": outcome,
+                            "via": via_of(call)})
                 if outcome == "allow":
                     spawning.setdefault(n, []).append(call.id)
         spawn_steps: dict[int, list[float]] = {}
-        for at in sorted(spawns.values()):
-            n = step_of(at)
+        for key, at in sorted(spawns.items(), key=lambda item: began[item[0]]):
+            # The step a spawn began in: one that began earlier and ended late (the engine resuming a native
+            # agent to tell it its own agent finished, which no call of the step raised) is not this step's.
+            n = step_of(began[key])
             if n is not None:
                 spawn_steps.setdefault(n, []).append(at)
         for n, times in spawn_steps.items():
@@ -849,9 +1031,13 @@ class RealRunner:
                 run: dict[str, Any] = {"t": ms(started), "kind": "run", "argv": [program, *argv]}
                 rc = stem.with_suffix(".rc")
                 output = {"stdout": _read(stem.with_suffix(".out")), "stderr": _read(stem.with_suffix(".err"))}
+                released = _read(stem.with_suffix(".held")).strip()
+                if released.isdigit():  # held until the Esc was taken: the run itself began at the release
+                    run["held_ms"] = round((int(released) / 1e9 - started) * 1000)
                 if rc.exists():
                     code, ended = rc.read_text(encoding="utf-8").split()
-                    run.update(exit=int(code), **output, error=None, ms=round((int(ended) / 1e9 - started) * 1000))
+                    began = int(released) / 1e9 if released.isdigit() else started
+                    run.update(exit=int(code), **output, error=None, ms=round((int(ended) / 1e9 - began) * 1000))
                 else:
                     run.update(exit=None, **output, error="cut off before it exited")
                 out.append(run)
@@ -875,7 +1061,69 @@ class RealRunner:
         for real, virtual in pairs:
             text = text.replace(json.dumps(real)[1:-1], json.dumps(virtual)[1:-1])
         result: dict[str, Any] = json.loads(text)
+        if result.get("kind") == "toast":
+            cut = cut_path(str(result.get("text")), pairs)
+            if cut is not None:
+                result.update(text=cut, cut_path=True)
         return result
+
+
+def _spawned(given: Mapping[str, Any]) -> dict[str, Any]:
+    """What a plugin's Agent call resolved to, as an answer: a deny, an error, or the tool's result (its text,
+    as the model would read it)."""
+    if "error" in given:
+        return {"error": str(given["error"])}
+    value = given.get("value")
+    if isinstance(value, Mapping) and isinstance(value.get("deny"), str):
+        return {"deny": value["deny"]}
+    if isinstance(value, Mapping) and isinstance(value.get("text"), str):
+        return {"result": value["text"]}
+    return {"result": value}
+
+
+def cut_path(toast: str, pairs: Sequence[tuple[str, str]]) -> str | None:
+    """A toast the box cut within a real path (``…/lic…``): its text up to the cut, the path read whole as its
+    virtual one (normalisation ``paths``); None when no real path was cut."""
+    if not toast.endswith("…"):
+        return None
+    body = toast[:-1]
+    for real, virtual in pairs:
+        for size in range(len(real) - 1, 0, -1):
+            if body.endswith(real[:size]) and real[:size].count("/") > 1:
+                return body[:-size] + virtual + "…"
+    return None if not any(virtual in body for _, virtual in pairs) else toast
+
+
+def mode_label(screen: str) -> str | None:
+    """The footer's label of the permission mode (``plan mode on``), None when it shows none."""
+    found = MODE_ON.findall(screen)
+    return found[-1] if found else None
+
+
+def in_mode(screen: str, mode: str) -> bool:
+    """Whether the screen's footer shows the permission mode ``mode`` (the default mode: no mode's label)."""
+    label = MODE_LABELS.get(mode)
+    if label is not None:
+        return label in screen
+    # 2.1.332 labels the default mode too, and auto mode sits in its cycle with a label of its own
+    return DEFAULT_MODE_LABEL in screen or MODE_ON.search(screen) is None
+
+
+def _step_of(windows: Sequence[tuple[float, int]], at: float) -> int | None:
+    """The step whose model reply was served last at or before ``at`` (``windows``: when each was served)."""
+    found = None
+    for served, n in windows:
+        if served <= at:
+            found = n
+    return found
+
+
+def _refused_as_invalid(model: ConformModel) -> set[str]:
+    """The calls Claude Code refused as invalid input. It checks the tool's input against its schema beneath
+    the hooks and before it asks for the permission: such a call was passed on by the hook, and no permission
+    was checked."""
+    return {call_id for call_id, (_, result, _) in model.results().items()
+            if INVALID_INPUT in json.dumps(result, ensure_ascii=False)}
 
 
 def _read(path: Path) -> str:
@@ -925,6 +1173,11 @@ def _wait_gone(tui: Tui, text: str, timeout: float) -> None:
         if time.monotonic() >= deadline:
             raise TimeoutError(f"{text!r} still on screen")
         threading.Event().wait(0.1)
+
+
+def _mode_moved(tui: Tui, label: str | None) -> Callable[[], bool]:
+    """Whether the footer shows another mode's label than ``label``."""
+    return lambda: mode_label(tui.screen()) != label
 
 
 def _changed(tui: Tui, before: str) -> Callable[[], bool]:

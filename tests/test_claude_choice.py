@@ -82,7 +82,7 @@ def test_conform_takes_the_build_by_flag_and_heads_the_table_with_it(
     table = tmp_path / "table.md"
     lines: list[str] = []
     # a scenario that cannot run: the build is chosen and named, nothing is run
-    assert command.main(["--claude", str(exe), "--table", str(table), "scenarios/take/origin.yaml"],
+    assert command.main(["--claude", str(exe), "--table", str(table), "scenarios/workflow.yaml"],
                         out=lines.append) == 0
     assert install.choice() == str(exe)
     assert "against the real Claude Code 2.1.400." in table.read_text(encoding="utf-8")
@@ -95,7 +95,7 @@ def test_conform_names_a_wrong_build_in_one_line(
     from agent_cards_conformance import command
 
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
-    assert command.main(["--claude", given, "scenarios/take/origin.yaml"]) == 2
+    assert command.main(["--claude", given, "scenarios/workflow.yaml"]) == 2
     (line,) = [x for x in capsys.readouterr().err.splitlines() if given in x]
     assert f"--claude {given}: not" in line
     assert install.CHOICE_ENV not in line

@@ -537,13 +537,14 @@ def test_a_reloads_fresh_host_polls_from_its_own_start() -> None:
 
 
 def test_a_real_session_start_is_read_where_the_engine_raised_it() -> None:
-    """The real log has it when the session host started, after the call it was queued before."""
+    """The real log has it when the session host started, after the call it was queued before; a reload's
+    fresh host is read as starting where it was logged."""
     from agent_cards_conformance.invariants import in_replay_terms
 
     real = [{"t": 0, "kind": "call", "call": "a"}, {"t": 500, "kind": "session.start", "interactive": True},
             {"t": 9000, "kind": "reload"}, {"t": 9400, "kind": "session.start", "interactive": True}]
     assert [(e["t"], e["kind"]) for e in in_replay_terms(real)] == [
-        (0, "session.start"), (0, "call"), (9000, "reload"), (9000, "session.start")]
+        (0, "session.start"), (0, "call"), (9000, "reload"), (9000, "session.start"), (9400, "host.start")]
 
 
 # -- what the harness makes real ------------------------------------------------------------------------
@@ -746,3 +747,240 @@ def test_what_the_model_read_beside_a_prompt_is_taken_out_of_claude_codes_remind
         "Go on."])
     assert beside_prompt(read) == ([notification], ['lich session "Session 2" still runs.'])
     assert beside_prompt("Go on.") == ([], [])
+
+
+def _planned(tmp_path: Path, name: str) -> Any:
+    """The runner of a scenario planned with the fake host's own transcript (what ``conform`` plans with)."""
+    from agent_cards_conformance.plan import plan
+    from agent_cards_conformance.real import RealRunner
+    from agent_cards_simulator.scenario.replay import replay
+
+    [scenario], _ = load_all([ROOT / "scenarios" / f"{name}.yaml"])
+    events = [dict(e) for e in replay(scenario).events]
+    assert why_not(scenario, events) is None
+    return RealRunner(plan(scenario, events), Path("claude"), tmp_path)
+
+
+def test_a_switch_into_plan_mode_is_driven_and_only_the_plan_mode_call_asks(tmp_path: Path) -> None:
+    """The call made in plan mode asks by the mode itself: no ask rule, which would make the default mode's
+    calls ask too; only its dialog is answered, the other calls' checks pass by the mode."""
+    from agent_cards_conformance.plan import call_modes
+
+    runner = _planned(tmp_path, "perm/plan-mode-switch")
+    permission = runner.plan.permission
+    assert (permission.decision, permission.rule, dict(permission.answers)) == ("ask", False, {"toolu_0002": True})
+    assert call_modes(runner.plan.scenario) == {"toolu_0001": "default", "toolu_0002": "plan", "toolu_0003": "default"}
+    from agent_cards_simulator.scenario.files import load_all as load
+
+    [plan_mode], _ = load([ROOT / "scenarios" / "perm" / "plan-mode.yaml"])
+    from agent_cards_conformance.plan import plan
+
+    assert plan(plan_mode, []).permission.rule  # every call asks: the rule stays as it was
+
+
+def test_a_mode_no_key_reaches_cannot_run_naming_the_engine_fact() -> None:
+    from agent_cards.record import replace
+    from agent_cards_simulator.scenario import steps
+
+    [base], _ = load_all([ROOT / "scenarios" / "taskstop.yaml"])
+    reason = why_not(replace(base, steps=(steps.Mode("dontAsk"), *base.steps)), [])
+    assert reason is not None and "Shift+Tab's cycle holds no dontAsk mode" in reason
+
+
+def test_the_footer_names_the_mode_the_person_switched_to() -> None:
+    from agent_cards_conformance.real import in_mode
+
+    plan_footer = "  ⏸ plan mode on (shift+tab to cycle) · lich: 1 worker"
+    default_footer = "  ? for shortcuts · lich: 1 worker"
+    assert in_mode(plan_footer, "plan") and not in_mode(plan_footer, "default")
+    assert in_mode(default_footer, "default") and not in_mode(default_footer, "plan")
+    assert in_mode("  ⏵⏵ accept edits on (shift+tab to cycle)", "acceptEdits")
+    assert not in_mode("  ⏵⏵ auto mode on (shift+tab to cycle)", "default")  # auto mode is not the default
+    manual = "  ⏸ manual mode on · ? for shortcuts · ← for agents"  # 2.1.332 names the default mode
+    assert in_mode(manual, "default") and not in_mode(manual, "plan")
+    from agent_cards_conformance.real import mode_label
+
+    assert [mode_label(f) for f in (plan_footer, manual, "  ? for shortcuts")] == ["plan mode on", "manual mode on",
+                                                                                  None]
+
+
+def test_the_keys_lane_compares_mode_switches_with_their_mode() -> None:
+    fake = [{"t": 0, "kind": "mode", "mode": "plan"}, {"t": 1, "kind": "mode", "mode": "default"}]
+    assert compare(fake, fake).conforms
+    other = [{"t": 0, "kind": "mode", "mode": "plan"}]
+    assert [(d.lane, d.fake) for d in compare(fake, other).differences] == [("keys", "mode default")]
+
+
+def test_the_esc_within_the_mods_git_read_is_planned_in_that_read(tmp_path: Path) -> None:
+    runner = _planned(tmp_path, "fall/esc-git-read")
+    assert dict(runner.plan.esc_in_git) == {1: ("branch", "--show-current")}
+    assert not _planned(tmp_path / "mid-open", "esc-mid-open").plan.esc_in_git  # its Esc lands in the open
+
+
+def test_the_git_wrapper_holds_the_mods_read_until_released_and_its_ms_count_from_the_release(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    runner = _planned(tmp_path, "fall/esc-git-read")
+    git = runner._wrappers() / "git"
+    os.mkfifo(runner.git_release)
+    runner.git_hold.touch()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CLAUDE_PLUGIN_ROOT": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path / "repo")], check=True, env=env)
+    held = subprocess.Popen([str(git), "branch", "--show-current"], cwd=tmp_path / "repo", env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            held.wait(timeout=1)  # waits on the fifo: it never ends by itself
+        assert runner._git_held(0) is not None  # the harness sees the held read begin
+        assert not runner.git_hold.exists()  # the flag is taken: one read only
+        runner._release_git()
+        out, _ = held.communicate(timeout=30)
+    finally:
+        held.kill()
+    assert (held.returncode, out) == (0, "main\n")
+    [run] = runner._runs(lambda at: round(at * 1000))
+    assert run["held_ms"] >= 500 and run["ms"] < run["held_ms"]  # the hold (a second) is not git's time
+    again = subprocess.run([str(git), "branch", "--show-current"], cwd=tmp_path / "repo", env=env,
+                           capture_output=True, text=True, timeout=30, check=True)
+    assert again.stdout == "main\n"  # no flag: the next read runs at once
+
+
+def test_a_run_with_a_nul_in_its_argv_is_left_out_as_unstarted() -> None:
+    fake = [{"t": 0, "kind": "run", "argv": ["/opt/lich/bin/lich", "open", "--prompt", "a\0b"], "exit": None,
+             "error": "the argument at index 2 (zero-based) contains a null byte (\\0)"}]
+    result = compare(fake, [])
+    assert result.conforms and result.unseen == {"run with a NUL in its argv": 1}
+    assert "unstarted" in NORMALISATIONS
+    fake[0]["argv"] = ["/opt/lich/bin/lich", "open", "--prompt", "ab"]
+    assert not compare(fake, []).conforms
+
+
+def test_a_toast_cut_within_the_real_lich_path_reads_as_the_fake_hosts() -> None:
+    from agent_cards_conformance.real import cut_path
+
+    pairs = [("/tmp/conform-x1/lich/bin/lich", "/opt/lich/bin/lich")]
+    real = cut_path('lich failed: "Fix": $.process.run(/tmp/conform-x1/lic…', pairs)
+    assert real == 'lich failed: "Fix": $.process.run(/opt/lich/bin/lich…'
+    assert cut_path("lich failed: whole", pairs) is None
+    fake_toast = 'lich failed: "Fix": $.process.run(/opt/lich/bin/lich) faile…'
+    fake = [{"t": 0, "kind": "toast", "text": fake_toast}]
+    assert compare(fake, [{"t": 0, "kind": "toast", "text": real, "cut_path": True}]).conforms
+    assert not compare(fake, [{"t": 0, "kind": "toast", "text": real}]).conforms  # only a cut path is read so
+    other = [{"t": 0, "kind": "toast", "text": 'lich failed: "Other": $.process.run(/opt/lich/bin/lich…',
+              "cut_path": True}]
+    assert not compare(fake, other).conforms
+
+
+def test_a_plugins_call_and_a_subagents_call_are_planned_for_their_makers(tmp_path: Path) -> None:
+    runner = _planned(tmp_path, "take/origin")
+    assert dict(runner.plan.plugin_calls) == {1: "reviewer-plugin"}
+    assert runner.plan.subagent_steps == (2,)
+    plugin = runner._spawning_plugin("reviewer-plugin")
+    manifest = (plugin / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8")
+    assert '"name": "reviewer-plugin"' in manifest  # the engine names the call's origin after it
+    module = (plugin / "hooks" / "spawn.js").read_text(encoding="utf-8")
+    assert "$.agent.call({ tool: 'Agent'" in module and "AGENT_CARDS_CONFORM_SPAWN" in module
+
+
+def test_a_subagents_call_with_no_agent_before_it_cannot_run() -> None:
+    from agent_cards.record import replace
+
+    [scenario], _ = load_all([ROOT / "scenarios" / "take" / "origin.yaml"])
+    first, second, third = scenario.steps
+    reordered = replace(scenario, steps=(second, first, third))
+    from agent_cards_simulator.scenario.replay import replay
+
+    events = [dict(e) for e in replay(reordered).events]
+    assert "no native agent running before it" in str(why_not(reordered, events))
+
+
+def test_the_scripted_model_makes_a_subagents_call_on_its_first_request_once() -> None:
+    from agent_cards_claude_driver.model_api import ToolUse
+    from agent_cards_conformance.model import ConformModel
+    from agent_cards_simulator.scenario.steps import ToolCall
+
+    call = ToolCall("Agent", {"description": "Nested search", "prompt": "Look"}, "toolu_0002")
+    model = ConformModel({1: (), 2: (call,)}, subagent_turns=[2])
+    first = {"messages": [{"role": "user", "content": "Review the diff"}]}
+    reply = model._next_reply("subagent", first)
+    assert isinstance(reply, ToolUse) and (reply.id, reply.input) == ("toolu_0002", call.input)
+    assert 2 in model.served and model.sent[2][0]["call"] == "toolu_0002"
+    assert not isinstance(model._next_reply("subagent", first), ToolUse)  # once
+    main = {"messages": [{"role": "user", "content": "conform step 2: carry on with the task."}]}
+    assert not isinstance(model._next_reply("main", main), ToolUse)  # never the main loop's
+
+
+def test_what_a_plugins_spawn_resolved_to_is_its_answer() -> None:
+    from agent_cards_conformance.real import _spawned
+
+    launched = {"value": {"result": {"status": "async_launched"}, "text": "Async agent launched successfully."}}
+    assert _spawned(launched) == {"result": "Async agent launched successfully."}
+    assert _spawned({"value": {"deny": "no"}}) == {"deny": "no"}
+    assert _spawned({"error": "HooksError"}) == {"error": "HooksError"}
+
+
+def test_a_native_agent_counts_from_its_spawn_with_the_engines_reaction_time() -> None:
+    """The real run sees a native agent at its first request, which the engine sends once it built the agent's
+    context: seconds after the spawn under load, as a reply takes seconds to reach the hooks."""
+    from agent_cards_conformance.compare import REACTION_TOLERANCE
+
+    def events(native_ms: int) -> list[dict[str, Any]]:
+        return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+                {"t": 10, "kind": "spawn", "call": "c1", "answer": "native"},
+                {"t": 10 + native_ms, "kind": "native", "call": "c1", "tool": "Agent", "input": {}}]
+    assert compare(events(0), events(TIME_TOLERANCE[0] + 500)).conforms
+    late = compare(events(0), events(REACTION_TOLERANCE + 500)).differences
+    assert [(d.lane, d.key) for d in late] == [("time", "native c1")]
+
+
+def test_a_spawn_belongs_to_the_step_it_began_in(tmp_path: Path) -> None:
+    """An agent.spawn that began in an earlier step and ended late (the engine resuming a native agent whose
+    own agent finished: no call of the later step raised it) is not the later call's spawn."""
+    import json
+
+    runner = _planned(tmp_path, "take/origin")
+    t0 = 1000.0
+    lines = [(1.9, "event", "1", 1, "next"), (2.1, "event", "2", 3, "next"), (2.4, "resume", "2", None, "done"),
+             (4.5, "event", "3", 1, "next"), (4.7, "event", "4", 3, "next"), (5.0, "resume", "4", None, "done"),
+             (8.8, "event", "6", 3, "next"), (10.2, "resume", "6", None, "done"),
+             (10.3, "event", "7", 1, "next"), (10.6, "event", "8", 3, "pending"), (11.5, "poll", "8", None, "done")]
+    logged = [json.dumps({"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind})
+              for at, op, d, hook, kind in lines]
+    runner.bridge_log.write_text("\n".join(logged) + "\n", encoding="utf-8")
+
+    class Served:
+        def __init__(self) -> None:
+            self.served = {1: t0, 2: t0 + 4.2, 3: t0 + 9.9}
+
+        def results(self) -> dict[str, Any]:
+            return {}
+
+    out = runner._checks_and_spawns(Served(), lambda at: round((at - t0) * 1000), {"toolu_0001", "toolu_0002"})
+    spawns = [(e["call"], e["answer"], e["t"]) for e in out if e["kind"] == "spawn"]
+    assert spawns == [("toolu_0001", "native", 2400), ("toolu_0002", "native", 5000), ("toolu_0003", "deny", 11500)]
+
+
+def test_a_dialogs_check_is_decided_when_the_person_answered(tmp_path: Path) -> None:
+    """The mod passes the call on before the dialog shows; the check's outcome is the person's answer, and the
+    spawn follows it: the harness's time to answer is not the engine's."""
+    import json
+
+    runner = _planned(tmp_path, "perm/plan-mode-switch")
+    t0 = 1000.0
+    lines = [(1.0, "event", "1", 1, "next"), (2.0, "event", "2", 1, "next"), (3.0, "event", "3", 1, "next")]
+    logged = [json.dumps({"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind})
+              for at, op, d, hook, kind in lines]
+    runner.bridge_log.write_text("\n".join(logged) + "\n", encoding="utf-8")
+    runner.dialog_answers = {2: [t0 + 2.5]}
+
+    class Served:
+        def __init__(self) -> None:
+            self.served = {1: t0 + 0.5, 2: t0 + 1.5, 3: t0 + 2.8}
+
+        def results(self) -> dict[str, Any]:
+            return {}
+
+    out = runner._checks_and_spawns(Served(), lambda at: round((at - t0) * 1000), set())
+    assert [(e["call"], e["via"], e["t"]) for e in out] == [
+        ("toolu_0001", "mode", 1000), ("toolu_0002", "dialog", 2500), ("toolu_0003", "mode", 3000)]
