@@ -559,3 +559,12 @@ def test_what_the_model_read_beside_a_prompt_is_taken_out_of_claude_codes_remind
         "Go on."])
     assert beside_prompt(read) == ([notification], ['lich session "Session 2" still runs.'])
     assert beside_prompt("Go on.") == ([], [])
+
+
+def test_sessions_reads_of_a_whole_poll_period_cannot_run_in_real_time() -> None:
+    """A read of exactly 5 s (or 30 s, the read's own timeout) ends on the dot only in virtual time."""
+    [slow], _ = load_all([ROOT / "scenarios" / "footer" / "slow-list.yaml"])
+    reasons = {v.variant: why_not(v, []) for v in slow.variants}
+    assert reasons["4 s reads, every 5 s"] is None and reasons["12 s reads, one at a time"] is None
+    assert "a whole multiple of the poll's 5 s" in str(reasons["30 s reads, one at a time"])
+    assert "timeout" in str(reasons["30 s reads, one at a time"])
