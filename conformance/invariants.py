@@ -12,10 +12,14 @@ The real transcript is read in the fake host's terms first (:func:`in_replay_ter
 real engine's or the harness's way of showing the same thing:
 
 - a result the model read as Claude Code's launch text is ``async_launched`` with the agentId it names; any
-  other result naming an agentId is ``completed`` (Claude Code writes a completed agent's report so);
+  other result naming an agentId is ``completed`` (Claude Code writes a completed agent's report so); a launch
+  of a call the mod took (and Claude Code did not run itself) is read at its spawn: the mod counts the worker
+  there and the footer shows it, while the model reads the launch only with its next request, seconds later;
 - a spawn the mod took (``deny``) is a deny, as the fake host writes it;
 - a ``session.start`` is logged when a session host starts and is handed the events queued for it, which
-  comes after the engine raised it: it is read at the start, or at the reload that raised it;
+  comes after the engine raised it: it is read at the start, or at the reload that raised it; one a new process
+  raised (after a ``resume``) stays at its host's start, which is when the mod's timers run again (seconds
+  after the old process left);
 - a call the person's Esc rejected: the model reads the rejection only with the next prompt, so the real
   answer comes seconds after the Esc that made it; it is read at that Esc (the first after the call), as
   the fake host writes it, so that a worker its open still counts is one of the launched opens;
@@ -49,8 +53,12 @@ _AGENT_ID = re.compile(r"^agentId: (\S+)", re.MULTILINE)
 def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The real transcript as the fake host would write the same events (module docstring)."""
     reloads = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "reload")
+    resumes = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "resume")
     escs = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "esc")
     called = {e.get("call"): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
+    native = {e.get("call") for e in events if e.get("kind") == "native"}
+    taken = {e.get("call"): int(e.get("t", 0)) for e in events
+             if e.get("kind") == "spawn" and e.get("answer") == "deny" and e.get("call") not in native}
     out: list[dict[str, Any]] = []
     for given in events:
         e = dict(given)
@@ -60,6 +68,7 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             named = _AGENT_ID.search(text)
             if text.startswith(LAUNCHED):
                 e["result"] = {"status": "async_launched", "agentId": named.group(1) if named else ""}
+                e["t"] = min(int(e.get("t", 0)), taken.get(e.get("call"), int(e.get("t", 0))))
             elif named:
                 e["result"] = {"status": "completed", "agentId": named.group(1)}
         elif kind == "answer" and e.get("error") == USER_REJECTED:
@@ -68,7 +77,10 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         elif kind == "spawn" and e.get("answer") == "deny":
             e["answer"] = {"deny": ""}
         elif kind == "session.start":
-            e["t"] = max((r for r in reloads if r <= int(e.get("t", 0))), default=0)
+            t = int(e.get("t", 0))
+            reloaded = max((r for r in reloads if r <= t), default=0)
+            if max((r for r in resumes if r <= t), default=-1) < reloaded:  # not a new process's own
+                e["t"] = reloaded
         elif kind == "run" and (e.get("argv") or [None, None])[1:2] == ["open"]:
             e.setdefault("timeout_ms", oracle.OPEN_MS)
         out.append(e)
