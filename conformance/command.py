@@ -274,9 +274,13 @@ were measured on older builds, and {ENGINE_VERSION} differs from them here:
   refusal reaches the model only with the person's next prompt.
 - **Permission rules**: in {ENGINE_VERSION} a plain `Agent` deny rule removes the tool before any hook runs;
   a typed one (`Agent(general-purpose)`) reaches the mod, with the engine's own refusal text.
-- **Nobody to answer a dialog** (measured in `claude -p`, the one session where nobody can): an ask rule's
-  refusal reads `Claude requested permissions to use Agent, but you haven't granted it yet.`; the testing
-  kit's, which the fake host gives, reads `Permission to use Agent has been denied. IMPORTANT: …`.
+- **Nobody to answer a dialog** (measured in `claude -p`, the one session where nobody can, on 2.1.328 and
+  2.1.332): an ask rule's refusal reads `Claude requested permissions to use Agent, but you haven't granted it
+  yet.`, as the fake host gives it (the testing kit's reads `Permission to use Agent has been denied.
+  IMPORTANT: …`); `claude -p` raises `session.start` not interactive, so the mod leaves the call native.
+- **A new process** (`/exit`, then `claude --continue` or `--resume`; measured on 2.1.332): its screen comes
+  without the lich line, which comes back once the fresh session host says hello with the kept count (seconds
+  later in real time), until its first read of lich drops a worker lich no longer lists.
 - **Not modelled by the fake host**: a native background agent that finishes starts a model turn by itself
   (`Agent "…" finished` and a task notification); a scenario never depends on it.
 - Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent

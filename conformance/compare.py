@@ -14,9 +14,11 @@ Each transcript becomes lanes, and each lane is compared on its own:
 | ``run`` | the mod's runs matched by argv (lich's 5 s ``sessions`` polls aside): exit, stdout, stderr, |
 |  | whether it failed, ``timeout_ms`` (when both sides know it), and its ms within :data:`RUN_TOLERANCE` |
 | ``polls`` | for each turn of the footer a poll drew (in the fake host): how many polls ran since the turn |
-|  | before (within :data:`POLL_SLACK`), and how many after the one whose output changed (exactly: none) |
+|  | before (within :data:`POLL_SLACK`; not across a restart of the poll), and how many after the one whose |
+|  | output changed (exactly: none) |
 | ``toast`` | the texts in order, exactly (as a set of texts for calls raised side by side) |
-| ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included |
+| ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included; a |
+|  | state the fake host drew for less than the real screen's read period may be missing from the real |
 | ``native`` | which calls Claude Code ran itself, with which input (and the task its agent read) |
 | ``note`` | the notes lich typed, in order, exactly |
 | ``prompt`` | per prompt the person typed, in order: its text, the notifications and the hooks' context lines the |
@@ -32,7 +34,8 @@ The cause of an event, in its own transcript: for a call's permission, spawn, na
 latest event of that call before it (the call, its check, its spawn; a native agent counts from its spawn,
 and the spawn not from the agent); for a run or a toast, the latest event
 of any call before it; for a note, the latest call before it (a report's delay counts from the call); for a
-turn of the footer, the latest answer, poll, Esc or reload before it (what redrew it). An answer to a call the
+turn of the footer, the latest answer, poll, Esc, reload or new process (``resume``) before it (what redrew it: a
+new process draws its own screen, whose time, Claude Code's start-up, is not compared). An answer to a call the
 person interrupted (Esc, a "no") is read by the model only with the next prompt, so its time is not compared.
 Not compared: ``check`` (the fake host's memory), and ``timeout_ms`` when the real run cannot see it (the
 session host passes it to its own runs, beyond the wrappers).
@@ -153,6 +156,12 @@ class Comparison(Record):
 Events = Sequence[Mapping[str, Any]]
 
 
+#: How often the real run reads the screen for the footer's lich line.
+SCREEN_READ_MS = 200
+#: What redraws the footer besides a poll: an answer, Esc, a reload, a new process (its own screen).
+_REDRAWS = ("answer", "esc", "reload", "resume")
+
+
 def _is_poll(event: Mapping[str, Any]) -> bool:
     argv = event.get("argv") or []
     return event["kind"] == "run" and len(argv) >= 2 and argv[1] == "sessions"
@@ -185,6 +194,26 @@ def _turns(events: Events) -> list[tuple[int, str | None]]:
         else:
             out.append((i, line))
     return out[1:]
+
+
+def _seen_turns(fake: Events, real: Events) -> list[tuple[int, str | None]]:
+    """The fake host's turns as the real screen can show them: the real run reads it every
+    :data:`SCREEN_READ_MS`, so a lich line the fake host drew for less than that (a fresh session host's kept
+    count that its first read of lich drops at once) may never be seen. When the real turns lack every such
+    brief state, the fake's are read without them."""
+    turns = _turns(fake)
+    real_lines = [line for _, line in _turns(real)]
+    if [line for _, line in turns] == real_lines:
+        return turns
+    kept: list[tuple[int, str | None]] = []
+    times = [int(fake[index].get("t", 0)) for index, _ in turns]
+    for n, (index, line) in enumerate(turns):
+        if n + 1 < len(turns) and times[n + 1] - times[n] < SCREEN_READ_MS:
+            continue  # gone before the screen was read again
+        if (kept and kept[-1][1] == line) or (not kept and line is None):
+            continue
+        kept.append((index, line))
+    return kept if [line for _, line in kept] == real_lines else turns
 
 
 def turning_points(lines: Sequence[str | None]) -> list[str | None]:
@@ -356,20 +385,29 @@ def _run_lane(fake: Events, real: Events, out: list[Difference]) -> None:
                               "only the real engine ran it"))
 
 
-def _poll_windows(events: Events) -> list[tuple[str | None, int, int | None, bool]]:
+#: The session's turns that start its poll afresh: a session host that died and the one started after it, a new
+#: process. The real run cannot place them where the fake host does (a real turn ends seconds after the fake's,
+#: and a step after it starts that much later), so the polls before lich's change fall on another phase.
+_RESTARTS = ("host.dies", "host.start", "resume")
+
+
+def _poll_windows(events: Events, turns: Sequence[tuple[int, str | None]]) -> list[
+        tuple[str | None, int, int | None, bool, bool]]:
     """For each turn of the footer: the line, how many polls ran since the previous turn, how many of them came
     after the first one whose output changed (a footer drawn a poll late has one; None when no poll's output
-    changed), and whether a poll drew it (a poll is the latest of its causes: answers, polls, Esc, reloads).
+    changed), whether a poll drew it (a poll is the latest of its causes: answers, polls, Esc, reloads, new
+    processes), and whether the poll started afresh since the previous turn (:data:`_RESTARTS`).
     Turns an answer drew depend on the pace of the turns, not on the polls; the window after the last turn
     is left open (the real run goes on after the fake's end)."""
-    out: list[tuple[str | None, int, int | None, bool]] = []
+    out: list[tuple[str | None, int, int | None, bool, bool]] = []
     start, previous_output = 0, None
-    for index, line in _turns(events):
-        polls = [e for e in events[start:index] if _is_poll(e)]
-        cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
+    for index, line in turns:
+        window = events[start:index]
+        polls = [e for e in window if _is_poll(e)]
+        cause = _cause(events, index, lambda c: c["kind"] in _REDRAWS or _is_poll(c))
         changed = _first_change(polls, previous_output)
         out.append((line, len(polls), None if changed is None else len(polls) - 1 - changed,
-                    cause is not None and _is_poll(cause)))
+                    cause is not None and _is_poll(cause), any(e["kind"] in _RESTARTS for e in window)))
         if polls:
             previous_output = polls[-1]
         start = index
@@ -388,13 +426,17 @@ def _first_change(polls: Sequence[Mapping[str, Any]], before: Mapping[str, Any] 
 
 def _polls_lane(fake: Events, real: Events, out: list[Difference]) -> None:
     """Each poll-drawn turn: the polls of its window within :data:`POLL_SLACK` of the fake's count (real polls
-    drift by their own run time), and none late."""
-    for n, (f, r) in enumerate(zip(_poll_windows(fake), _poll_windows(real), strict=False), start=1):
+    drift by their own run time), and none late. A window in which the poll started afresh (:data:`_RESTARTS`)
+    is held to none late alone: how many polls come before lich's change there depends on where the restart
+    fell, which the real run cannot choose (the mod's invariants still hold the real polls to their 5 s)."""
+    fake_windows = _poll_windows(fake, _seen_turns(fake, real))
+    for n, (f, r) in enumerate(zip(fake_windows, _poll_windows(real, _turns(real)), strict=False), start=1):
         if f[0] != r[0]:
             return  # another footer: the footer lane says so
         if not f[3]:
             continue  # an answer (or a key) drew it
-        if abs(f[1] - r[1]) > int(f[1] * POLL_SLACK) or (None not in (f[2], r[2]) and f[2] != r[2]):
+        counted = not (f[4] or r[4]) and abs(f[1] - r[1]) > int(f[1] * POLL_SLACK)
+        if counted or (None not in (f[2], r[2]) and f[2] != r[2]):
             out.append(Difference("polls", f"before {f[0] or 'clearing'} (#{n})",
                                   {"polls": f[1], "after the change": f[2]},
                                   {"polls": r[1], "after the change": r[2]}, "the footer turned after other polls"))
@@ -451,7 +493,8 @@ def _cause(events: Events, index: int, kinds: Callable[[Mapping[str, Any]], bool
 def _delay(events: Events, index: int) -> tuple[int, bool] | None:
     """Ms from the event at ``index`` back to its cause (module docstring), and whether that is the engine's
     reaction to the model's reply, to a changed module or to a spawn (the cause is a call or a reload, or the
-    event is a native agent); None: no cause."""
+    event is its own agent's spawn or first request); None: no cause, or a new process's screen (its time is
+    Claude Code's start-up, which the fake host does not model)."""
     e = events[index]
     t = int(e.get("t", 0))
     chain = ("call", "permission", "spawn", "native", "answer")
@@ -468,7 +511,9 @@ def _delay(events: Events, index: int) -> tuple[int, bool] | None:
         cause = _cause(events, index, lambda c: c["kind"] in chain and c["kind"] != "native"
                        and c.get("call") == e.get("call"))
     elif e["kind"] == "footer":
-        cause = _cause(events, index, lambda c: c["kind"] in ("answer", "esc", "reload") or _is_poll(c))
+        cause = _cause(events, index, lambda c: c["kind"] in _REDRAWS or _is_poll(c))
+        if cause is not None and cause["kind"] == "resume":
+            return None
     elif e["kind"] == "note":
         return None if (called := _cause(events, index, lambda c: c["kind"] == "call")) is None else (
             t - int(called.get("t", 0)), False)  # lich's clock: a report counts from the call
@@ -509,7 +554,7 @@ def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: 
                 paired = same[0]
                 real_left.remove(paired)
                 pairs.append((f"{kind} #{n}", index_of[id(fe)], real_index[id(paired)]))
-    for n, ((fi, _), (ri, _)) in enumerate(zip(_turns(fake), _turns(real), strict=False), start=1):
+    for n, ((fi, _), (ri, _)) in enumerate(zip(_seen_turns(fake, real), _turns(real), strict=False), start=1):
         pairs.append((f"footer #{n}", fi, ri))
     for label, fi, ri in pairs:
         fake_delay, real_delay = _delay(fake, fi), _delay(real, ri)
@@ -570,7 +615,7 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     if side_by_side:  # calls raised side by side reach their hooks in any order: so do their toasts
         toasts = [sorted(texts) for texts in toasts]
     _sequence("toast", toasts[0], toasts[1], out)
-    _sequence("footer", [line for _, line in _turns(fake)], [line for _, line in _turns(real)], out)
+    _sequence("footer", [line for _, line in _seen_turns(fake, real)], [line for _, line in _turns(real)], out)
     _native_lane(fake, real, out)
     _sequence("note", [e.get("text") for e in _of(fake, "note")], [e.get("text") for e in _of(real, "note")], out)
     def prompts(events: Events) -> list[tuple[Any, Any, Any]]:

@@ -12,14 +12,17 @@ The real transcript is read in the fake host's terms first (:func:`in_replay_ter
 real engine's or the harness's way of showing the same thing:
 
 - a result the model read as Claude Code's launch text is ``async_launched`` with the agentId it names; any
-  other result naming an agentId is ``completed`` (Claude Code writes a completed agent's report so);
-- a spawn the mod took (``deny``) is a deny, as the fake host writes it; the call's answer is the mod's at
-  that spawn (the engine shows the model the answers of calls raised side by side together, after the
-  last spawn, and a footer may be drawn in between), so it is read at the spawn;
+  other result naming an agentId is ``completed`` (Claude Code writes a completed agent's report so); a launch
+  of a call the mod took (and Claude Code did not run itself) is read at its spawn: the mod counts the worker
+  there and the footer shows it, while the model reads the launch only with its next request, seconds later
+  (with calls raised side by side, the engine shows all their answers together, after the last spawn);
+- a spawn the mod took (``deny``) is a deny, as the fake host writes it;
 - a ``session.start`` is logged when a session host starts and is handed the events queued for it, which
   comes after the engine raised it: it is read at the start, or at the reload that raised it, and a reload's
   fresh host is read as starting where it was logged (its first poll counts from there, as after a host
-  that died: Python's start-up under load is no time the mod could poll in);
+  that died: Python's start-up under load is no time the mod could poll in); one a new process raised (after
+  a ``resume``) stays at its host's start, which is when the mod's timers run again (seconds after the old
+  process left);
 - a call the person's Esc rejected: the model reads the rejection only with the next prompt, so the real
   answer comes seconds after the Esc that made it; it is read at that Esc (the first after the call), as
   the fake host writes it, so that a worker its open still counts is one of the launched opens;
@@ -51,10 +54,12 @@ LIVENESS = ("liveness-poll", "liveness-answer")
 def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The real transcript as the fake host would write the same events (module docstring)."""
     reloads = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "reload")
+    resumes = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "resume")
     escs = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "esc")
     called = {e.get("call"): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
-    taken_at = {e.get("call"): int(e.get("t", 0)) for e in events
-                if e.get("kind") == "spawn" and e.get("answer") == "deny"}
+    native = {e.get("call") for e in events if e.get("kind") == "native"}
+    taken = {e.get("call"): int(e.get("t", 0)) for e in events
+             if e.get("kind") == "spawn" and e.get("answer") == "deny" and e.get("call") not in native}
     out: list[dict[str, Any]] = []
     for given in events:
         e = dict(given)
@@ -64,7 +69,7 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             named = AGENT_ID.search(text)
             if text.startswith(LAUNCHED):
                 e["result"] = {"status": "async_launched", "agentId": named.group(1) if named else ""}
-                e["t"] = min(int(e.get("t", 0)), taken_at.get(e.get("call"), int(e.get("t", 0))))
+                e["t"] = min(int(e.get("t", 0)), taken.get(e.get("call"), int(e.get("t", 0))))
             elif named:
                 e["result"] = {"status": "completed", "agentId": named.group(1)}
         elif kind == "answer" and e.get("error") == USER_REJECTED:
@@ -73,9 +78,12 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         elif kind == "spawn" and e.get("answer") == "deny":
             e["answer"] = {"deny": ""}
         elif kind == "session.start":
-            e["t"] = max((r for r in reloads if r <= int(e.get("t", 0))), default=0)
-            if e["t"] and e["t"] != given.get("t"):  # the reload's fresh host, seen starting here
-                out.append({"t": int(given.get("t", 0)), "kind": "host.start"})
+            t = int(e.get("t", 0))
+            reloaded = max((r for r in reloads if r <= t), default=0)
+            if max((r for r in resumes if r <= t), default=-1) < reloaded:  # not a new process's own
+                e["t"] = reloaded
+                if any(r <= t for r in reloads) and reloaded != t:  # the reload's fresh host, seen starting here
+                    out.append({"t": t, "kind": "host.start"})
         elif kind == "run" and (e.get("argv") or [None, None])[1:2] == ["open"]:
             e.setdefault("timeout_ms", oracle.OPEN_MS)
         out.append(e)

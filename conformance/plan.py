@@ -62,6 +62,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent_cards.engine import DEFAULT_TIMEOUT_MS
 from agent_cards.record import Value, field
 from agent_cards_simulator.host.permission import PermissionVerdict
 from agent_cards_simulator.runners.scripted_git import not_a_repository
@@ -190,6 +191,11 @@ def why_not(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> str | No
     if session.git.runs:
         return "scripted git command lines (session.git.runs): the real git answers what it answers"
     lich = scenario.lich
+    if lich.sessions_ms is not None and lich.sessions_ms >= POLL_MS and lich.sessions_ms % POLL_MS == 0:
+        return (f"sessions reads scripted at {lich.sessions_ms} ms, a whole multiple of the poll's "
+                f"{POLL_MS // 1000} s: a real read takes its start-up more, so the next comes a period later"
+                + (" (and this one reaches the read's own 30 s timeout, which cuts it off)"
+                   if lich.sessions_ms >= DEFAULT_TIMEOUT_MS else ""))
     if any(w.read is not None for w in lich.lists):
         return "lich.lists by read number: answered by the replay's scripted runner, which fake-lich does not know"
     opens = (lich.default_open, *lich.opens, *lich.by_prompt.values())

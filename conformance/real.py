@@ -19,7 +19,8 @@ Where each event comes from:
 | ``spawn`` | the bridge's log: the last step of the mod's ``agent.spawn`` dispatch; ``answer`` is ``native`` when |
 |  | Claude Code then ran its own agent, else ``deny`` (the mod took the call) |
 | ``toast`` | the bridge's own log (``AGENT_CARDS_BRIDGE_LOG``): the effects handed back with each step |
-| ``footer`` | the screen, read every 0.2 s until before ``/exit``: the ``lich: …`` line as it changes |
+| ``footer`` | the screen, read every 0.2 s (``SCREEN_READ_MS``) until before the last ``/exit``: the ``lich: …`` |
+|  | line as it changes |
 | ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
 |  | input: the call's input as the model sent it |
 | ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
@@ -58,7 +59,7 @@ from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import YES_CHOSEN, Tui
-from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX
+from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX, SCREEN_READ_MS
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import MODE_LABELS, OPEN_TIMEOUT_MS, Plan, step_key
 from agent_cards_simulator.lich.install import fake_lich_program
@@ -251,8 +252,8 @@ def _answer_dialog(tui: Tui, screen: str, yes: bool) -> bool:
 
 
 class _Screen(threading.Thread):
-    """Reads the screen every 0.2 s: the footer's lich line as it changes (the mod's count, or the errands
-    the stand-in status module draws)."""
+    """Reads the screen every :data:`SCREEN_READ_MS`: the footer's lich line as it changes (the mod's count, or
+    the errands the stand-in status module draws)."""
 
     def __init__(self, tui: Tui, errands: Sequence[str] = ()) -> None:
         super().__init__(daemon=True)
@@ -272,7 +273,7 @@ class _Screen(threading.Thread):
                 seen = line is not None or STATUS_ROW.search(self.last) is not None
                 if seen and (not self.footers or self.footers[-1][1] != line):
                     self.footers.append((time.time(), line))
-            self.stop.wait(0.2)
+            self.stop.wait(SCREEN_READ_MS / 1000)
 
 
 def _write(path: Path, text: str, mode: int | None = None) -> Path:

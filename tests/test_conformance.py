@@ -429,14 +429,14 @@ def test_a_real_transcript_that_breaks_an_invariant_differs_naming_it(monkeypatc
     quiet = _judged_report_note([e for e in real if e not in polls[1:]], monkeypatch)
     assert quiet.verdict == "differs"
     assert ("invariant", "liveness-poll") in {(d.lane, d.key) for d in quiet.comparison.differences}
-    # robustness: Claude Code ran natively the call the mod gave to lich (its worker is counted rightly: the
-    # mod's answer at the spawn launched it)
+    # robustness: Claude Code ran natively the call the mod gave to lich (and so its worker is counted
+    # without a launched open)
     taken = next(e for e in real if e["kind"] == "spawn")
     native = {"t": taken["t"] + 10, "kind": "native", "call": taken["call"], "tool": "Agent", "input": {},
               "task": ""}
     both = _judged_report_note(sorted([*real, native], key=lambda e: e["t"]), monkeypatch)
     invariants = [d for d in both.comparison.differences if d.lane == "invariant"]
-    assert [d.key for d in invariants] == ["native-after-lich"]
+    assert [d.key for d in invariants] == ["native-after-lich", "count"]
     assert taken["call"] in str(invariants[0].real)
 
 
@@ -984,3 +984,117 @@ def test_a_dialogs_check_is_decided_when_the_person_answered(tmp_path: Path) -> 
     out = runner._checks_and_spawns(Served(), lambda at: round((at - t0) * 1000), set())
     assert [(e["call"], e["via"], e["t"]) for e in out] == [
         ("toolu_0001", "mode", 1000), ("toolu_0002", "dialog", 2500), ("toolu_0003", "mode", 3000)]
+# -- a new process, a restarted poll, a brief state, a slow lich ------------------------------------------
+
+
+def _worker_then(*after: dict[str, Any]) -> list[dict[str, Any]]:
+    """A worker counted by a launch, then ``after``."""
+    return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+            {"t": 800, "kind": "answer", "call": "c1", "result": "ok"},
+            {"t": 800, "kind": "footer", "line": "lich: 1 worker"}, *after]
+
+
+def test_a_new_processs_screen_is_redrawn_by_the_resume_and_not_timed() -> None:
+    """The new screen comes without the lich line once Claude Code has started again (seconds in real time):
+    its redraw is the resume's, whatever the time, and a fake host that keeps the old line differs."""
+    fake = _worker_then({"t": 1800, "kind": "resume", "how": "continue"},
+                        {"t": 1800, "kind": "footer", "line": None}, _poll(1800, "[busy]"),
+                        {"t": 1800, "kind": "footer", "line": "lich: 1 worker"})
+    real = _worker_then({"t": 4600, "kind": "resume", "how": "continue"},
+                        {"t": 10700, "kind": "footer", "line": None}, _poll(15100, "[busy]"),
+                        {"t": 15400, "kind": "footer", "line": "lich: 1 worker"})
+    assert compare(fake, real).conforms
+    kept = [e for e in fake if not (e["kind"] == "footer" and e["t"] == 1800)]
+    assert {d.lane for d in compare(kept, real).differences} == {"footer"}
+
+
+def test_a_state_the_fake_host_drew_for_less_than_a_screen_read_may_go_unseen() -> None:
+    """A fresh session host draws its kept count and drops it when its first read ends, 30 ms later in the fake
+    host: the real screen (read every 0.2 s) may show it or not. A state that lasted longer must be seen."""
+    def fake(hello: int, dropped: int) -> list[dict[str, Any]]:
+        return _worker_then({"t": 5000, "kind": "resume", "how": "resume"},
+                            {"t": 5000, "kind": "footer", "line": None}, _poll(hello, "[]"),
+                            {"t": hello, "kind": "footer", "line": "lich: 1 worker"},
+                            {"t": dropped, "kind": "footer", "line": None})
+    unseen = _worker_then({"t": 5600, "kind": "resume", "how": "resume"},
+                          {"t": 8500, "kind": "footer", "line": None}, _poll(9900, "[]"))
+    seen = [*unseen, {"t": 9950, "kind": "footer", "line": "lich: 1 worker"},
+            {"t": 10300, "kind": "footer", "line": None}]
+    assert compare(fake(5000, 5030), unseen).conforms
+    assert compare(fake(5000, 5030), seen).conforms
+    assert {d.lane for d in compare(fake(5500, 6500), unseen).differences} == {"footer"}
+
+
+def test_polls_across_a_restart_of_the_poll_are_held_to_none_late_alone() -> None:
+    """A session host killed between calls: the real one restarts seconds later than the fake's (its turn ended
+    later), so lich's change falls before its first read; how many polls came first is not compared, a footer
+    drawn a poll late still is."""
+    fake = _worker_then({"t": 1800, "kind": "host.dies"}, {"t": 6800, "kind": "host.start"},
+                        _poll(6800, "[busy]"), _poll(11800, "[]"), {"t": 11830, "kind": "footer", "line": None})
+    real = _worker_then({"t": 4700, "kind": "host.dies"}, {"t": 9800, "kind": "host.start"},
+                        _poll(10500, "[]"), {"t": 10800, "kind": "footer", "line": None})
+    assert compare(fake, real).conforms
+    late = [*fake[:-1], _poll(16800, "[]"), {"t": 16830, "kind": "footer", "line": None}]
+    [polls] = compare(late, fake).differences
+    assert (polls.lane, polls.fake["after the change"], polls.real["after the change"]) == ("polls", 1, 0)
+
+
+def test_a_new_process_owes_no_poll_until_its_session_host_starts() -> None:
+    """Between /exit and the new process's session host no timer of the mod runs; the host's first read is due
+    within 5 s of its start, not of the old process's last read."""
+    from agent_cards_conformance.invariants import real_violations
+
+    [scenario], _ = load_all([ROOT / "scenarios" / "resume" / "continue.yaml"])
+    listed = ('[{"label":"Session 2","name":"session-2-9f81","project":"app","kind":"claude","state":"busy",'
+              '"id":"9f81"}]\n')
+    fake = replay_events(scenario)
+    called, opened = (next(e for e in fake if e["kind"] == kind) for kind in ("call", "run"))
+    real: list[dict[str, Any]] = [
+        {"t": 0, "kind": "session.start", "interactive": True},
+        {**called, "t": 0},
+        {"t": 300, "kind": "permission", "call": "toolu_0001", "outcome": "allow", "via": "mode"},
+        {**opened, "t": 600, "ms": 1000},
+        {"t": 1600, "kind": "spawn", "call": "toolu_0001", "answer": "deny"},
+        {"t": 2100, "kind": "answer", "call": "toolu_0001", "result": LAUNCH},
+        {"t": 2400, "kind": "footer", "line": "lich: 1 worker"},
+        {"t": 4600, "kind": "resume", "how": "continue"},
+        {"t": 10700, "kind": "footer", "line": None},
+        {"t": 13600, "kind": "session.start", "interactive": True},
+        {**_poll(15100, listed), "argv": ["/opt/lich/bin/lich", "sessions", "--json"]},
+        {"t": 15400, "kind": "footer", "line": "lich: 1 worker"},
+    ]
+    assert [v.kind for v in real_violations(scenario, real)] == []
+    # the old process's poll, started as it exited and cut off with it, owes nothing either
+    exiting = {**_poll(5000, ""), "argv": real[-2]["argv"], "exit": None, "error": "cut off before it exited"}
+    exiting.pop("ms")
+    assert [v.kind for v in real_violations(scenario, sorted([*real, exiting], key=lambda e: e["t"]))] == []
+    late = [{**e, "t": 20000} if e["kind"] == "run" and e["argv"][1] == "sessions" else e for e in real]
+    assert [v.kind for v in real_violations(scenario, late)] == ["liveness-poll"]
+
+
+def replay_events(scenario: Any) -> list[dict[str, Any]]:
+    from agent_cards_simulator.scenario.replay import replay
+
+    return [dict(e) for e in replay(scenario).events]
+
+
+def test_sessions_reads_of_a_whole_poll_period_cannot_run_in_real_time() -> None:
+    """A read of exactly 5 s (or 30 s, the read's own timeout) ends on the dot only in virtual time."""
+    [slow], _ = load_all([ROOT / "scenarios" / "footer" / "slow-list.yaml"])
+    reasons = {v.variant: why_not(v, []) for v in slow.variants}
+    assert reasons["4 s reads, every 5 s"] is None and reasons["12 s reads, one at a time"] is None
+    assert "a whole multiple of the poll's 5 s" in str(reasons["30 s reads, one at a time"])
+    assert "timeout" in str(reasons["30 s reads, one at a time"])
+
+
+def test_a_worker_the_footer_shows_before_the_model_reads_its_launch_is_of_a_launched_open() -> None:
+    """The mod counts its worker at the spawn it denied, and the screen shows it; the model reads the launch
+    with its next request, seconds later under load: the count is of a launched open all the same."""
+    from agent_cards_conformance.invariants import real_violations
+    from agent_cards_conformance.selftest import load_fixture
+
+    real = load_fixture()["scenarios/report-note.yaml"]
+    shown = next(e["t"] for e in real if e["kind"] == "footer" and e.get("line"))
+    late = sorted(({**e, "t": shown + 50} if e["kind"] == "answer" else e for e in real), key=lambda e: e["t"])
+    [scenario], _ = load_all([ROOT / "scenarios/report-note.yaml"])
+    assert real_violations(scenario, late) == []

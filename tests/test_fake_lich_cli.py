@@ -272,6 +272,17 @@ def test_a_real_sleep_comes_after_the_report(program: str, tmp_path: Path) -> No
     assert report["ms"] == 700 and proc.returncode == 0 and json.loads(stdout)["label"] == "Session 2"
 
 
+def test_a_slow_sessions_read_really_takes_its_time(program: str, tmp_path: Path) -> None:
+    """A real-time caller (the conformance run) sees a lich that lists slowly as slow: the read's scripted
+    ``sessions_ms`` is slept, as an open's ms is."""
+    state = create_state(tmp_path / "lich", LichScript(sessions_ms=700))
+    proc, report, _ = _with_report(program, ("sessions", "--json"), state, {"FAKE_LICH_REAL_SLEEP": "1"})
+    reported = time.monotonic()
+    stdout, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - reported >= 0.65
+    assert report["ms"] == 700 and proc.returncode == 0 and json.loads(stdout) == []
+
+
 # --- start-up ----------------------------------------------------------------------------------------
 
 

@@ -599,8 +599,10 @@ class SpecModel:
             last = a
             for t in [s for s in starts if a <= s <= b] + [b]:
                 # one read at a time: the period counts from the end of a read that ran past it, and
-                # from the start of a session host that took over from one that died
-                due = max([self.read_ends.get(last, last), *(h for d, h in self._host_gaps() if last <= d <= t)])
+                # from the start of a session host that took over from one that died or from a process the
+                # session left (a read the old one started as it exited, cut off, counts for nothing then)
+                due = max([self.read_ends.get(last, last),
+                           *(h for d, h in self._host_gaps() if last <= d <= t or last <= h <= t)])
                 due += POLL_MS
                 if t > due + self.poll_slack_ms:
                     index = next((i for i, e in enumerate(self.events) if e["t"] >= due), len(self.events) - 1)
@@ -612,19 +614,27 @@ class SpecModel:
                 last = t
 
     def _host_gaps(self) -> list[tuple[float, float]]:
-        """(died, started again) for each session host that died, and (reload, started) for a reload whose
-        fresh host is seen starting later: no timer of the mod runs in between."""
+        """(gone, started again) for each session host that died; for each Claude Code process the session
+        left (``resume``: the new process's host starts with its ``session.start``, seconds later in real time);
+        and for a reload whose fresh host is seen starting later: no timer of the mod runs in between."""
         gaps: list[tuple[float, float]] = []
         died: float | None = None
         reloaded: float | None = None
         for e in self.events:
             if e["kind"] == "host.dies":
                 died = e["t"]
+            elif e["kind"] == "resume":
+                if died is not None:
+                    gaps.append((died, e["t"]))
+                died = e["t"]
+            elif e["kind"] in ("host.start", "session.start") and died is not None:
+                gaps.append((died, e["t"]))
+                died = reloaded = None
             elif e["kind"] == "reload":
                 reloaded = e["t"]
-            elif e["kind"] in ("host.start", "resume") and (died is not None or reloaded is not None):
-                gaps.append((died if died is not None else reloaded or 0.0, e["t"]))
-                died = reloaded = None
+            elif e["kind"] == "host.start" and reloaded is not None:
+                gaps.append((reloaded, e["t"]))
+                reloaded = None
             elif e["kind"] == "run" and e.get("argv", [None, None])[1:2] == ["sessions"]:
                 reloaded = None  # the module read lich after the reload: its host was there
         if died is not None:

@@ -452,7 +452,12 @@ class FakeClaudeCode:
     async def continue_session(self, how: str) -> None:
         """``/exit``, then ``claude --continue`` (or ``--resume``) in a new process (2.1.328): whatever ran in
         the old one is gone; Claude Code reports each agent it had launched there as failed with the next
-        prompt; the module is loaded fresh and ``session.start`` raised for every module."""
+        prompt; the module is loaded fresh and ``session.start`` raised for every module.
+
+        The new process draws its screen before the fresh module's session host is up: the lich line is gone
+        until that host says hello and draws the kept count, then reads lich (measured on 2.1.332: seconds in
+        real time, as Claude Code and the host start; a worker lich no longer lists shows only until that
+        read ends)."""
         background = self._background
         for timer in background.timers:
             timer.cancel()
@@ -468,6 +473,7 @@ class FakeClaudeCode:
         books.native_tasks.clear()
         books.process += 1
         self.transcript.record("resume", how=how)
+        await self.render_footer()  # the new screen, drawn before any session host of the plugin is up
         interactive = self._interactive is not False
         self._interactive = interactive
         self.load_mod({"isInteractive": interactive})

@@ -41,10 +41,9 @@ def envelope_rewrite(key: str) -> str:
     )
 
 
-PERMISSION_DENIED_NOBODY = (
-    "Permission to use Agent has been denied. IMPORTANT: You *may* attempt to accomplish this action using "
-    "other tools that might naturally be used to accomplish this goal"
-)
+#: An ask with nobody to answer the dialog (``claude -p``, the one session where nobody can): Claude Code's own
+#: refusal (measured on 2.1.328 and 2.1.332 with the ask rule ``Agent``; the testing kit words it otherwise).
+PERMISSION_DENIED_NOBODY = "Claude requested permissions to use Agent, but you haven't granted it yet."
 USER_REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
     "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "

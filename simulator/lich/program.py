@@ -25,8 +25,9 @@ The environment it reads:
     until the replay closes the pipe's other end before it touches the state, so calls change the
     world in the order they were made, while their start-ups overlap.
 ``FAKE_LICH_REAL_SLEEP=1``
-    ``open`` really sleeps its scripted ms before it prints (the state is saved and the report
-    written first, so parallel opens sleep side by side).
+    The commands whose time the script sets (``open``: its ms; ``sessions``: ``sessions_ms``) really
+    sleep it before they print (the state is saved and the report written first, so parallel opens
+    sleep side by side): a real-time caller sees a slow lich as slow.
 ``FAKE_LICH_CALLS``
     A JSON file a real-time caller keeps: for each task (an open's ``--prompt``), ``ms``, the lich clock
     when the call that opens it was made, and ``turn``, how many opens come before it. Such an open
@@ -68,6 +69,8 @@ NOW_ENV = "FAKE_LICH_NOW_MS"
 ARGV0_ENV = "FAKE_LICH_ARGV0"
 REPORT_ENV = "FAKE_LICH_REPORT_FD"
 REAL_SLEEP_ENV = "FAKE_LICH_REAL_SLEEP"
+#: The commands whose time the script sets, which ``FAKE_LICH_REAL_SLEEP`` makes take it in real time too.
+SCRIPTED_TIME = ("open", "sessions")
 TURN_ENV = "FAKE_LICH_TURN_FD"
 CALLS_ENV = "FAKE_LICH_CALLS"
 #: How long an open waits for its turn (``FAKE_LICH_CALLS``): an earlier call that never opens must not
@@ -354,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         while True:
             time.sleep(3600)
     _report(env, run, None)
-    if env.get(REAL_SLEEP_ENV) == "1" and args[:1] == ["open"] and run.ms > 0:
+    if env.get(REAL_SLEEP_ENV) == "1" and args[:1] and args[0] in SCRIPTED_TIME and run.ms > 0:
         time.sleep(run.ms / 1000)
     _write_all(1, run.stdout)
     _write_all(2, run.stderr)

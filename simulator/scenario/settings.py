@@ -120,7 +120,8 @@ class _PermissionKind(Kind):
                 "properties": {
                     "ask": {
                         "description": "The dialog asks; the person answers yes or no, or nobody is there to answer "
-                        "(the call is refused).",
+                        "(the call is refused: as in `claude -p`, the one session where nobody can, so give it "
+                        "`interactive: false`).",
                         "enum": ["yes", "no", "nobody", True, False],
                     },
                     "deny": {
