@@ -6,6 +6,7 @@ import gc
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from agent_cards import lich_calls, taken
 from agent_cards.engine import Event, HookResult, Host, Next, ProcessResult
+from agent_cards.host_contract import OUTPUT_CAP
 from agent_cards.mod import AgentCards, Decided
 from agent_cards.state import Worker
 from agent_cards_simulator.fuzz import command, engine
@@ -200,3 +202,48 @@ def test_without_hypothesis_it_says_how_to_install_it() -> None:
                           check=False)
     assert done.returncode == 2 and done.stderr.strip() == "agent-cards fuzz needs hypothesis: pip install " \
         "'agent-cards[fuzz]'"
+
+
+# -- memory: a case's long outputs are held once, and only while it runs ------------------------------------
+
+#: A generated case at its heaviest: a worker counted, and every 5 s poll answered by a ``lists`` window with
+#: an output just over the host's 4 MiB cut (the generator's largest), for 100 s and the quiet tail.
+HUGE_READS: dict[str, Any] = {
+    "title": "t",
+    "clauses": ["TAKE-TYPE"],
+    "lich": {"lists": [{"until": 3_600_000, "stdout": Repeat("xxxxxxxx", OUTPUT_CAP // 8 + 1), "exit": 0}]},
+    "steps": [{"call": {"description": "d", "prompt": "p"}}, {"wait": 40_000}, {"wait": 40_000}, {"wait": 20_000},
+              *QUIET_TAIL],
+}
+
+
+def test_a_case_that_reads_a_4_mib_output_at_every_poll_holds_it_once() -> None:
+    """Each of the 20 reads was cut anew into its own 4 MiB copy, every one kept in the transcript: the
+    heaviest cases peaked at 250 MB. Cut once, the case peaks at a few copies of the output, whatever the
+    number of reads (traced by tracemalloc: what Python allocated, the same on every run)."""
+    events = replay(scenario_of(HUGE_READS)).events
+    cut = [e for e in events if e["kind"] == "run" and e["argv"][1:2] == ["sessions"] and e.get("truncated")]
+    assert len(cut) >= 20 and all(len(e["stdout"]) == OUTPUT_CAP for e in cut)
+    del events, cut
+    tracemalloc.start()
+    try:
+        assert engine.examine(HUGE_READS).violation is None
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 * OUTPUT_CAP, f"{peak / 2**20:.0f} MiB at the peak"
+
+
+def test_a_case_leaves_nothing_of_its_replay_when_it_returns() -> None:
+    """A replay's cycles (the host, its mod, their tasks, each holding the transcript) outlived it, were
+    frozen with the rest by the next replay and then sat in the oldest generation until a full collection:
+    a row of heavy cases held every transcript at once. They are collected at the replay's end."""
+    assert gc.isenabled() and not gc.get_freeze_count()
+    tracemalloc.start()
+    try:
+        checked = engine.examine(HUGE_READS)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert checked.violation is None
+    assert held < OUTPUT_CAP // 4, f"{held / 2**20:.1f} MiB still held"

@@ -138,8 +138,9 @@ def example_database() -> ExampleDatabase:
 #: Cases between two full collections. Each replay freezes what the process holds (``gc.freeze``, so
 #: that its own collections walk only its objects) and thaws it after: thawed objects land in the oldest
 #: generation, which the collector's own schedule then almost never walks, so the cycles each case leaves
-#: (hypothesis's data, the replay's tasks and events) piled up at about 0.3 MB a case. One collection
-#: frees them; every 100 cases it costs well under a per cent of the run.
+#: outside its replay (hypothesis's data) pile up. One collection frees them; every 100 cases it costs
+#: well under a per cent of the run. (The replay's own cycles, which hold its transcript, are collected
+#: at its end, by the replay itself.)
 COLLECT_EVERY = 100
 
 #: Cases one hypothesis run draws. A run keeps every example it drew (its tree of choices, a cache of

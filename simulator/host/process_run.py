@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from agent_cards.engine import ProcessResult
+from agent_cards.host_contract import OUTPUT_CAP, capped
 from agent_cards_simulator.host.chain import AbortSignal
 from agent_cards_simulator.lich.output import Note
 
@@ -32,6 +33,33 @@ async def wait_unless_aborted(ms: int, signal: AbortSignal) -> None:
 def _resolve(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+class RunOutputs:
+    """The host's cut of a run's output (:func:`~agent_cards.host_contract.capped`), made once per long
+    text in a replay. The fake lich answers every read of a ``lists`` window with the same text, and
+    the mod reads every 5 s while a worker is counted: cut anew each time, a 4 MiB output read 60 times
+    was 60 copies of 4 MiB in the transcript (250 MB for one case); shared, it is one. A result is a
+    value, so the runs that printed the same text share it as they are."""
+
+    #: Texts up to this many characters are cut as they come: copies of short texts cost nothing.
+    LONG = OUTPUT_CAP // 64
+    #: The long texts remembered, the latest: a text the fake lich builds anew for each run is not kept.
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self._cut: dict[tuple[int, str, str], ProcessResult] = {}
+
+    def result(self, stdout: str, stderr: str, exit_code: int) -> ProcessResult:
+        if len(stdout) <= self.LONG and len(stderr) <= self.LONG:
+            return capped(stdout, stderr, exit_code)
+        key = (exit_code, stdout, stderr)
+        cut = self._cut.get(key)
+        if cut is None:
+            if len(self._cut) >= self.KEPT:
+                del self._cut[next(iter(self._cut))]
+            cut = self._cut[key] = capped(stdout, stderr, exit_code)
+        return cut
 
 
 class Executor(Protocol):

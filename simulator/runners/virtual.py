@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from agent_cards.engine import ProcessResult
-from agent_cards.host_contract import capped, interrupted, not_found, timed_out
+from agent_cards.host_contract import interrupted, not_found, timed_out
 from agent_cards_simulator.host.chain import AbortSignal
-from agent_cards_simulator.host.process_run import wait_unless_aborted
+from agent_cards_simulator.host.process_run import RunOutputs, wait_unless_aborted
 from agent_cards_simulator.lich.output import Note
 from agent_cards_simulator.lich.world import LichWorld
 from agent_cards_simulator.runners.scripted_git import GIT_MS, GitScript
@@ -25,6 +25,7 @@ class VirtualExecutor:
         self.git = git
         self.lich_installed = lich_installed
         self._now = now_ms
+        self._outputs = RunOutputs()
 
     def next_note_at(self) -> int | None:
         return self.world.next_note_at()
@@ -50,4 +51,4 @@ class VirtualExecutor:
             raise interrupted(argv)
         if ms is None or ms > timeout_ms:
             raise timed_out(argv, timeout_ms)
-        return capped(stdout, stderr, exit_code)
+        return self._outputs.result(stdout, stderr, exit_code)

@@ -204,7 +204,13 @@ class _CollectorTuned:
     sight (``gc.freeze``; it cannot be the replay's garbage, and a collection the replay sets off then
     walks only the replay's own objects), and the young generations are collected less often. Both
     are put back after (``gc.unfreeze`` and ``gc.freeze`` each move one list, whatever its length).
-    Left alone when the collector is off or someone else froze objects: theirs stay as they left them."""
+    Left alone when the collector is off or someone else froze objects: theirs stay as they left them.
+
+    The replay's own cycles (the host, its mod, the tasks, each holding the transcript) are collected
+    at its end, while the rest is still frozen: the collection walks only what the replay made. Left
+    to the collector's schedule, they were still there when the next replay froze what the process
+    held, and thawed into the oldest generation, which is almost never walked: every transcript, with
+    each 4 MiB output a run printed, stayed until a full collection, and a row of such cases added up."""
 
     __slots__ = ("_saved",)
 
@@ -221,6 +227,7 @@ class _CollectorTuned:
 
     def __exit__(self, *exc: object) -> None:
         if self._saved is not None:
+            gc.collect()
             gc.set_threshold(*self._saved)
             gc.unfreeze()
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agent_cards.engine import ProcessResult
-from agent_cards.host_contract import capped, interrupted, not_found, timed_out
+from agent_cards.host_contract import interrupted, not_found, timed_out
 from agent_cards_simulator.host.chain import AbortSignal
 from agent_cards_simulator.host.process_run import (
     Executor,
+    RunOutputs,
     wait_unless_aborted,
 )
 from agent_cards_simulator.lich.output import CALL_MS, Note
@@ -33,6 +34,7 @@ class ScriptedRuns:
         self.reads = dict(reads)
         self.git_missing = git_missing
         self.sessions_read = 0
+        self._outputs = RunOutputs()
 
     def next_note_at(self) -> int | None:
         return self.inner.next_note_at()
@@ -66,7 +68,7 @@ class ScriptedRuns:
             raise interrupted(argv)
         if ms > timeout_ms:
             raise timed_out(argv, timeout_ms)
-        return capped(stdout, stderr, exit_code)
+        return self._outputs.result(stdout, stderr, exit_code)
 
 
 def scripted(scenario: Scenario, inner: Executor) -> Executor:
