@@ -66,3 +66,18 @@ def test_the_consequence_and_the_fix_come_first_and_are_never_cut(key: str) -> N
 def test_a_toast_that_fits_is_not_cut(key: str) -> None:
     short = {name: "x" for _, name, _, _ in string.Formatter().parse(PERSON[key]) if name}
     assert toast_text(key, **short) == person_text(key, **short)
+
+
+#: Slots far past anything realistic, in one word and in many: the toast still fits, whatever a caller
+#: passes (the catalog does not know which rule, label or reason a host hands it).
+HUGE = [("one word", "x" * 300), ("many words", " ".join(["word"] * 80))]
+
+
+@pytest.mark.parametrize("key", TOASTS)
+@pytest.mark.parametrize("huge", [h for _, h in HUGE], ids=[name for name, _ in HUGE])
+def test_every_toast_fits_whatever_its_text_slots_hold(key: str, huge: str) -> None:
+    values: dict[str, object] = {**LONGEST, **{name: huge for name in LONGEST if isinstance(LONGEST[name], str)}}
+    shown = toast_text(key, **values)
+    lines = toast_lines(shown)
+    assert len(lines) <= TOAST_LINES, lines
+    assert all(len(line) <= TOAST_WIDTH for line in lines)
