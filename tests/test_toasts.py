@@ -7,6 +7,7 @@ is broken, the rest is cut with "…" (``agent_cards.texts.TOAST_WIDTH``, ``TOAS
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -81,3 +82,26 @@ def test_every_toast_fits_whatever_its_text_slots_hold(key: str, huge: str) -> N
     lines = toast_lines(shown)
     assert len(lines) <= TOAST_LINES, lines
     assert all(len(line) <= TOAST_WIDTH for line in lines)
+
+
+def test_a_slot_with_no_room_for_one_character_is_cut_to_the_ellipsis_alone() -> None:
+    """The description is cut before the rule (CUT_FIRST): while a rule too long for the box stands, not even
+    one character of the description fits, so it is cut to "…" alone, and the rule is cut next."""
+    shown = toast_text("toast.hook_rule", description="x" * 300, rule="y" * 300)
+    assert shown.endswith('…. "…"'), shown
+    assert fits(shown)
+
+
+@pytest.mark.parametrize("key", TOASTS)
+def test_an_empty_slot_stays_empty_when_the_others_are_cut(key: str) -> None:
+    """Only a slot with text in it is cut: an empty one is never shown as "…", which would say text was cut."""
+    template = PERSON[key]
+    for empty in sorted(name for name in LONGEST if isinstance(LONGEST[name], str) and f"{{{name}}}" in template):
+        values: dict[str, object] = {**LONGEST, **{n: "x" * 300 for n in LONGEST if isinstance(LONGEST[n], str)}}
+        values[empty] = ""
+        shown = toast_text(key, **values)
+        pattern = "".join(
+            re.escape(literal) + ("" if name is None else "" if name == empty else "(?:.*)")
+            for literal, name, _, _ in string.Formatter().parse(template)
+        )
+        assert re.fullmatch(pattern, shown, flags=re.DOTALL), (empty, shown)
