@@ -145,6 +145,15 @@ def test_astral_letters_count_two_units() -> None:
     assert units(slug(ASTRAL * 30)) == 40
 
 
+def test_the_first_astral_letter_counts_two_units_and_the_last_bmp_letter_one() -> None:
+    """U+10000 (a Linear B syllable, Lo) is the first character UTF-16 writes as a surrogate pair; U+FFDC (a
+    halfwidth Hangul letter, Lo) is the last letter inside the BMP (what follows it there is no letter)."""
+    first_astral, last_bmp = "\U00010000", "\uffdc"
+    assert unicodedata.category(first_astral) == unicodedata.category(last_bmp) == "Lo"
+    assert slug(first_astral * 30) == first_astral * 20  # 40 units
+    assert slug(last_bmp * 45) == last_bmp * 40
+
+
 def test_a_cut_inside_a_surrogate_pair_drops_the_whole_character() -> None:
     # "aaaaaaaaaa-" is 11 units; 14 astral letters make 39, the 15th would straddle unit 40
     result = slug("a" * 10 + " " + ASTRAL * 25)
