@@ -90,3 +90,23 @@ def test_the_fake_lich_copy_is_json_too(value: object) -> None:
             value, ensure_ascii=ascii_only, separators=(",", ":")
         )
     assert outcome(quick.loads, json.dumps(value)) == outcome(json.loads, json.dumps(value))
+
+
+@pytest.mark.parametrize("raw", [b'{"a": [1, true, null]}', ' \t\n\r{"a": "\\u00e9"} \r\n', b"\n[-1.5e3, \"x\"]\t"])
+def test_the_fast_path_reads_ordinary_input_without_json(raw: str | bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process (where a mutant of the module is the one imported, unlike the subprocess above), any
+    use of ``json`` for input the accelerator reads, whitespace around it included, fails the test."""
+    expected = json.loads(raw)
+    monkeypatch.setitem(sys.modules, "json", None)  # ``import json`` now raises ImportError
+    assert quick_json.loads(raw) == expected
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("separators", [(", ", ": "), (",", ":")])
+def test_the_fast_path_writes_without_json(ascii_only: bool, separators: tuple[str, str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    value = {"a": ["b", 1, None, True, 2.5], "é": {}}
+    expected = json.dumps(value, separators=separators, ensure_ascii=ascii_only)
+    monkeypatch.setitem(sys.modules, "json", None)
+    assert quick_json.dumps(value, separators, ensure_ascii=ascii_only) == expected
+    assert quick_json.dumps(value, separators, ensure_ascii=ascii_only) == expected  # the kept encoder too
