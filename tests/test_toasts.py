@@ -105,3 +105,20 @@ def test_an_empty_slot_stays_empty_when_the_others_are_cut(key: str) -> None:
             for literal, name, _, _ in string.Formatter().parse(template)
         )
         assert re.fullmatch(pattern, shown, flags=re.DOTALL), (empty, shown)
+
+
+def test_the_cut_point_of_a_slot_whose_wrap_is_not_monotone_is_pinned() -> None:
+    """Runs of spaces and words broken at the box's width make the wrap non-monotone in a prefix's length;
+    the binary search's cut for such slots is the one docs/decisions.md describes (a longer prefix of the
+    description would fit too)."""
+    values = {
+        "label": " xx//",
+        "description": "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxbz- a/yaa/ a- -bx  ",
+        "reason": " éb  aaabé b--abéyéabyé/-y  - zaz y/é -x/zx xé- xb/y  b/aa  ",
+    }
+    shown = toast_text("toast.not_reached", **values)
+    assert shown == ('lich failed: agent ran natively. "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxb…" '
+                     'did not reach card "…": …')
+    longer = 'lich failed: agent ran natively. "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxbz- a/yaa/ a- -b…" ' \
+             'did not reach card "…": …'
+    assert fits(shown) and fits(longer)
