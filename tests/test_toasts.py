@@ -122,3 +122,12 @@ def test_the_cut_point_of_a_slot_whose_wrap_is_not_monotone_is_pinned() -> None:
     longer = 'lich failed: agent ran natively. "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxbz- a/yaa/ a- -b…" ' \
              'did not reach card "…": …'
     assert fits(shown) and fits(longer)
+
+
+def test_a_toast_that_cannot_fit_is_still_its_text_with_every_slot_cut() -> None:
+    """Only the text slots are cut: a number too long for the box (no real task has a size this long) leaves
+    a toast that cannot fit, and toast_text still gives its text, every text slot cut, for the host to show."""
+    size = 10**150
+    shown = toast_text("toast.oversize", bytes=size, limit=8192, description="x" * 300)
+    assert shown == f'Agent ran natively: its task is {size} bytes, over lich\'s 8192-byte limit. "…"'
+    assert not fits(shown)
