@@ -124,6 +124,8 @@ def test_the_minimum_met_stops_at_forty() -> None:
     # "alpha-bravo" (11 units, 2 words) meets the minimum; a word that would pass 40 stops the walk
     assert slug("alpha bravo " + "c" * 30) == "alpha-bravo"
     assert slug("alpha bravo " + "c" * 28) == "alpha-bravo-" + "c" * 28  # exactly 40: kept
+    # exactly the minimum: 2 words of 10 units together ("abcd-efghi") stop before a word that passes 40
+    assert slug("abcd efghi " + "c" * 30) == "abcd-efghi"
 
 
 def test_letters_and_digits_of_any_script_are_kept() -> None:
