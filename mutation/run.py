@@ -214,9 +214,10 @@ REPLAYED = frozenset({"agent_cards.mod", "agent_cards.taken", "agent_cards.deliv
                       "agent_cards.rules", "agent_cards.state", "agent_cards.branch", "agent_cards.texts"})
 
 
-#: Test files that take tens of seconds (real processes, a real session host): run after the others, so
+#: Test files that take tens of seconds (real processes, a real session host; test_modes replays every
+#: scenario again with real processes and runs the command line twice over): run after the others, so
 #: that ``-x`` stops at a quicker test's failure first.
-SLOW_LAST = frozenset({"test_hook.py", "test_bridge.py", "test_report.py"})
+SLOW_LAST = frozenset({"test_hook.py", "test_bridge.py", "test_report.py", "test_modes.py"})
 
 
 def tests_by_module() -> dict[str, list[str]]:

@@ -124,6 +124,8 @@ def test_the_minimum_met_stops_at_forty() -> None:
     # "alpha-bravo" (11 units, 2 words) meets the minimum; a word that would pass 40 stops the walk
     assert slug("alpha bravo " + "c" * 30) == "alpha-bravo"
     assert slug("alpha bravo " + "c" * 28) == "alpha-bravo-" + "c" * 28  # exactly 40: kept
+    # exactly the minimum: 2 words of 10 units together ("abcd-efghi") stop before a word that passes 40
+    assert slug("abcd efghi " + "c" * 30) == "abcd-efghi"
 
 
 def test_letters_and_digits_of_any_script_are_kept() -> None:
@@ -143,6 +145,15 @@ def test_a_trailing_hyphen_left_by_the_cut_is_stripped() -> None:
 def test_astral_letters_count_two_units() -> None:
     assert slug(ASTRAL * 30) == ASTRAL * 20  # 40 units, 20 characters
     assert units(slug(ASTRAL * 30)) == 40
+
+
+def test_the_first_astral_letter_counts_two_units_and_the_last_bmp_letter_one() -> None:
+    """U+10000 (a Linear B syllable, Lo) is the first character UTF-16 writes as a surrogate pair; U+FFDC (a
+    halfwidth Hangul letter, Lo) is the last letter inside the BMP (what follows it there is no letter)."""
+    first_astral, last_bmp = "\U00010000", "\uffdc"
+    assert unicodedata.category(first_astral) == unicodedata.category(last_bmp) == "Lo"
+    assert slug(first_astral * 30) == first_astral * 20  # 40 units
+    assert slug(last_bmp * 45) == last_bmp * 40
 
 
 def test_a_cut_inside_a_surrogate_pair_drops_the_whole_character() -> None:

@@ -88,6 +88,9 @@ def test_each_translation_formats_and_keeps_the_label(lang: str, key: str) -> No
         ("zh-MO", "en"),  # Macau writes Traditional Chinese
         ("zh_MO.UTF-8", "en"),
         ("zh-Hant-HK", "en"),
+        ("zh-HK", "en"),  # Hong Kong writes Traditional Chinese
+        ("zh-Hant", "en"),  # the Traditional script, named alone
+        ("zh_Hant_TW", "en"),
         ("ko-KR", "ko"),
         ("ru_RU@euro", "ru"),
     ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -50,12 +51,14 @@ def test_loads_fails_as_json_fails(raw: str | bytes) -> None:
 @pytest.mark.parametrize("raw", [
     b"", b"{", b"{} x", b'{"a": 1}\n', b"\xef\xbb\xbf{}", "\ufeff{}", b"NaN", b"[-Infinity]", b'"\xff"',
     b"[" * 100_000, b"\x00{}", b'{"a": "\\ud800"}', "{\"a\": \"\udc80\"}",
+    '"a\nb"', b'["\t"]',  # a control character inside a string: json refuses it
 ])
 def test_odd_inputs(raw: str | bytes) -> None:
     assert outcome(quick_json.loads, raw) == outcome(json.loads, raw)
 
 
-@pytest.mark.parametrize("value", [{1: "a"}, {"a": float("nan")}, [object()], {"a": (1, 2)}, [[[[]]]], {}])
+@pytest.mark.parametrize("value", [{1: "a"}, {"a": float("nan")}, [object()], {"a": (1, 2)}, [[[[]]]], {},
+                                   {(1, 2): "a"}])  # a key json refuses, not one it skips
 def test_odd_values(value: object) -> None:
     assert outcome(quick_json.dumps, value) == outcome(json.dumps, value)  # type: ignore[arg-type]
 
@@ -90,3 +93,39 @@ def test_the_fake_lich_copy_is_json_too(value: object) -> None:
             value, ensure_ascii=ascii_only, separators=(",", ":")
         )
     assert outcome(quick.loads, json.dumps(value)) == outcome(json.loads, json.dumps(value))
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"a": [1, true, null]}', ' \t\n\r{"a": "\\u00e9"} \r\n', b"\n[-1.5e3, \"x\"]\t",
+    b"[NaN, Infinity, -Infinity]", b'"\xed\xa0\x80"',  # json's constants; a lone surrogate
+])
+def test_the_fast_path_reads_ordinary_input_without_json(raw: str | bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process (where a mutant of the module is the one imported, unlike the subprocess above), any
+    use of ``json`` for input the accelerator reads, whitespace around it included, fails the test."""
+    expected = repr(json.loads(raw))  # repr: NaN is not equal to itself
+    monkeypatch.setitem(sys.modules, "json", None)  # ``import json`` now raises ImportError
+    assert repr(quick_json.loads(raw)) == expected
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("separators", [(", ", ": "), (",", ":")])
+def test_the_fast_path_writes_without_json(ascii_only: bool, separators: tuple[str, str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    value = {"a": ["b", 1, None, True, 2.5], "é": {}, "n": [float("nan"), float("inf"), -float("inf")]}
+    expected = json.dumps(value, separators=separators, ensure_ascii=ascii_only)
+    monkeypatch.setitem(sys.modules, "json", None)
+    assert quick_json.dumps(value, separators, ensure_ascii=ascii_only) == expected
+    assert quick_json.dumps(value, separators, ensure_ascii=ascii_only) == expected  # the kept encoder too
+
+
+@given(values)
+def test_dump_writes_what_json_dump_writes(value: object) -> None:
+    for separators in ((", ", ": "), (",", ":")):
+        ours, theirs = io.StringIO(), io.StringIO()
+        quick_json.dump(value, ours, separators)
+        json.dump(value, theirs, separators=separators)
+        assert ours.getvalue() == theirs.getvalue()
+    ours, theirs = io.StringIO(), io.StringIO()
+    quick_json.dump(value, ours)
+    json.dump(value, theirs)
+    assert ours.getvalue() == theirs.getvalue()

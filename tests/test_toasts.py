@@ -7,6 +7,7 @@ is broken, the rest is cut with "…" (``agent_cards.texts.TOAST_WIDTH``, ``TOAS
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -66,3 +67,67 @@ def test_the_consequence_and_the_fix_come_first_and_are_never_cut(key: str) -> N
 def test_a_toast_that_fits_is_not_cut(key: str) -> None:
     short = {name: "x" for _, name, _, _ in string.Formatter().parse(PERSON[key]) if name}
     assert toast_text(key, **short) == person_text(key, **short)
+
+
+#: Slots far past anything realistic, in one word and in many: the toast still fits, whatever a caller
+#: passes (the catalog does not know which rule, label or reason a host hands it).
+HUGE = [("one word", "x" * 300), ("many words", " ".join(["word"] * 80))]
+
+
+@pytest.mark.parametrize("key", TOASTS)
+@pytest.mark.parametrize("huge", [h for _, h in HUGE], ids=[name for name, _ in HUGE])
+def test_every_toast_fits_whatever_its_text_slots_hold(key: str, huge: str) -> None:
+    values: dict[str, object] = {**LONGEST, **{name: huge for name in LONGEST if isinstance(LONGEST[name], str)}}
+    shown = toast_text(key, **values)
+    lines = toast_lines(shown)
+    assert len(lines) <= TOAST_LINES, lines
+    assert all(len(line) <= TOAST_WIDTH for line in lines)
+
+
+def test_a_slot_with_no_room_for_one_character_is_cut_to_the_ellipsis_alone() -> None:
+    """The description is cut before the rule (CUT_FIRST): while a rule too long for the box stands, not even
+    one character of the description fits, so it is cut to "…" alone, and the rule is cut next."""
+    shown = toast_text("toast.hook_rule", description="x" * 300, rule="y" * 300)
+    assert shown.endswith('…. "…"'), shown
+    assert fits(shown)
+
+
+@pytest.mark.parametrize("key", TOASTS)
+def test_an_empty_slot_stays_empty_when_the_others_are_cut(key: str) -> None:
+    """Only a slot with text in it is cut: an empty one is never shown as "…", which would say text was cut."""
+    template = PERSON[key]
+    for empty in sorted(name for name in LONGEST if isinstance(LONGEST[name], str) and f"{{{name}}}" in template):
+        values: dict[str, object] = {**LONGEST, **{n: "x" * 300 for n in LONGEST if isinstance(LONGEST[n], str)}}
+        values[empty] = ""
+        shown = toast_text(key, **values)
+        pattern = "".join(
+            re.escape(literal) + ("" if name is None else "" if name == empty else "(?:.*)")
+            for literal, name, _, _ in string.Formatter().parse(template)
+        )
+        assert re.fullmatch(pattern, shown, flags=re.DOTALL), (empty, shown)
+
+
+def test_the_cut_point_of_a_slot_whose_wrap_is_not_monotone_is_pinned() -> None:
+    """Runs of spaces and words broken at the box's width make the wrap non-monotone in a prefix's length;
+    the binary search's cut for such slots is the one docs/decisions.md describes (a longer prefix of the
+    description would fit too)."""
+    values = {
+        "label": " xx//",
+        "description": "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxbz- a/yaa/ a- -bx  ",
+        "reason": " éb  aaabé b--abéyéabyé/-y  - zaz y/é -x/zx xé- xb/y  b/aa  ",
+    }
+    shown = toast_text("toast.not_reached", **values)
+    assert shown == ('lich failed: agent ran natively. "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxb…" '
+                     'did not reach card "…": …')
+    longer = 'lich failed: agent ran natively. "b z-xzyyxéx yyx-zxxa  xz  -bb-xxyyébyé-yxbz- a/yaa/ a- -b…" ' \
+             'did not reach card "…": …'
+    assert fits(shown) and fits(longer)
+
+
+def test_a_toast_that_cannot_fit_is_still_its_text_with_every_slot_cut() -> None:
+    """Only the text slots are cut: a number too long for the box (no real task has a size this long) leaves
+    a toast that cannot fit, and toast_text still gives its text, every text slot cut, for the host to show."""
+    size = 10**150
+    shown = toast_text("toast.oversize", bytes=size, limit=8192, description="x" * 300)
+    assert shown == f'Agent ran natively: its task is {size} bytes, over lich\'s 8192-byte limit. "…"'
+    assert not fits(shown)
