@@ -21,7 +21,6 @@ const READY_LIMIT_MS = 8000
 const BUSY_LIMIT_MS = 150000
 const BUDGET_MARGIN_MS = 2000
 const RESTART_MS = 5000
-const START_WAIT_MS = 1000
 
 let host = null // the running host: { ready, conn, stream, dead }
 let state = null // the mod's state as the host last told it, handed to a host started again
@@ -160,22 +159,17 @@ async function ready($, wait, budget) {
     return host && host.conn ? host : null
   }
   const h = host || start($, [])
-  const got = await hello(h, budget)
-  if (!got && !failure) warnOnce($, 'bridge.slow', {})
-  return got
-}
-
-async function hello(h, budget, most = READY_LIMIT_MS) {
-  // The hook's budget runs on while it waits here: give up in time for its own step (a native call and its
-  // toast, or the session's start) to run.
   if (h.conn) return h
-  const left = budget && typeof budget.remainingMs === 'number' ? budget.remainingMs - BUDGET_MARGIN_MS : most
+  // The hook's budget runs on while it waits here: give up in time for the native call to run with a toast.
+  const left = budget && typeof budget.remainingMs === 'number' ? budget.remainingMs - BUDGET_MARGIN_MS : READY_LIMIT_MS
   let timer
   const limit = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(null), Math.max(0, Math.min(most, left)))
+    timer = setTimeout(() => resolve(null), Math.max(0, Math.min(READY_LIMIT_MS, left)))
   })
   try {
-    return await Promise.race([h.ready, limit])
+    const got = await Promise.race([h.ready, limit])
+    if (!got && !failure) warnOnce($, 'bridge.slow', {})
+    return got
   } finally {
     clearTimeout(timer)
   }
@@ -285,17 +279,13 @@ async function dispatch($, hook, e, next) {
 
 export function register(on) {
   on('session.start', async ($, e, next) => {
-    // The host starts before core's own step, so that Python's start-up overlaps the session's. Core only
-    // echoes the cwd (a hook's value changes nothing).
-    if (!(await insideLich($))) return next(e) // outside lich: no host, every call stays Claude Code's own
-    if (host) stop(host, $) // raised again in this copy of the module: a fresh host, the state kept
-    const h = start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
-    const result = await next(e)
-    // A person's first prompt waits for this hook: the host's start-up finishes here, so that the first Agent
-    // call finds it ready. A slow Python delays the session by START_WAIT_MS at most (the first call then
-    // waits as before); a session nobody types into (-p) does not wait.
-    if (e.isInteractive) await hello(h, next.budget, START_WAIT_MS)
-    return result
+    // The host starts before core's own step, so that Python's start-up overlaps the session's: the first
+    // Agent call then seldom waits for it. Core only echoes the cwd (a hook's value changes nothing).
+    if (await insideLich($)) {
+      if (host) stop(host, $) // raised again in this copy of the module: a fresh host, the state kept
+      start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
+    } // outside lich: no host, every call stays Claude Code's own
+    return next(e)
   })
   on("tool.call", { "tool": "Agent" }, ($, e, next) => dispatch($, 1, e, next))
   on("tool.call", { "tool": "TaskStop" }, ($, e, next) => dispatch($, 2, e, next))

@@ -24,7 +24,6 @@ MIN_PYTHON = (3, 11)
 STEP_LIMIT_MS = 5_000  # no answer to one fetch within this: the host hangs (the engine's own limit is 30 s)
 READY_LIMIT_MS = 8_000  # a host that has not said hello by then did not start (within the hook's 10 s budget)
 BUDGET_MARGIN_MS = 2_000  # what the wait for a hello leaves of the hook's budget, for the toast and next(e)
-START_WAIT_MS = 1_000  # the longest an interactive session's start waits for its host's hello (it takes ~0.3 s)
 RESTART_MS = 5_000  # a host that died with workers counted is started again after this (the poll's period)
 BUSY_LIMIT_MS = 150_000  # a dispatch pending this long: given up (the longest command the mod runs is 120 s)
 
@@ -104,7 +103,6 @@ def js_module() -> str:
         "@BUSY_LIMIT_MS@": str(BUSY_LIMIT_MS),
         "@BUDGET_MARGIN_MS@": str(BUDGET_MARGIN_MS),
         "@RESTART_MS@": str(RESTART_MS),
-        "@START_WAIT_MS@": str(START_WAIT_MS),
     }
     for key, value in values.items():
         template = template.replace(key, value)

@@ -36,23 +36,17 @@ async function until(done, what) {
 }
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
-// object), or throws to make the fetch fail. `start` is 'ok', 'fails' for a Python that cannot start, or
-// 'held' for one that says hello only when the test calls `world.hello()`.
+// object), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
 function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }) {
-  const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null, hello: null }
+  const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
   const ended = new Promise((resolve) => {
     world.end = resolve
   })
-  const greeted = new Promise((resolve) => {
-    world.hello = resolve
-  })
-  if (start !== 'held') world.hello()
   mock.env(on, env)
   on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
   on('process.spawn', async function* ($, e) {
     world.spawns.push(e)
     if (start === 'fails') throw new Error('ENOENT: Executable not found in $PATH: "python3"')
-    await greeted
     const hello = { hello: 1, socket: SOCKET, token: TOKEN, python: '/usr/bin/python3.12', version: [3, 12, 1],
                     pid: 4242, texts: { 'bridge.unsure': UNSURE } }
     yield { stream: 'stdout', text: JSON.stringify(hello) + '\n' }
@@ -88,7 +82,7 @@ async function started($, world) {
   await until(() => world.spawns.length === 1, 'the host was spawned')
 }
 
-test('session.start spawns one host with the event on its stdin', async ($, on) => {
+test('session.start spawns one host with the event on its stdin, and it never waits for it', async ($, on) => {
   const world = pythonSide(on, () => ({ kind: 'done', value: {}, effects: [] }))
   const result = await $.session.start(START)
   expect(result).toEqual({ cwd: '/project' })
@@ -100,30 +94,6 @@ test('session.start spawns one host with the event on its stdin', async ($, on) 
   expect(boot.events).toEqual([{ event: 'session.start', e: START, result: { cwd: '/project' } }])
   expect(boot.env.LICH_BIN).toBe('/bin/lich')
   expect(boot.state).toBe(null)
-  world.end()
-})
-
-test('an interactive session.start returns once its host said hello', async ($, on) => {
-  const world = pythonSide(on, () => ({ kind: 'done', value: {}, effects: [] }), 'held')
-  let returned = false
-  const starting = $.session.start(START).then((result) => {
-    returned = true
-    return result
-  })
-  await until(() => world.spawns.length === 1, 'the host was spawned')
-  for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5))
-  expect(returned).toBe(false)
-  world.hello()
-  expect(await starting).toEqual({ cwd: '/project' })
-  world.end()
-})
-
-test('a session.start nobody types into (-p) returns before its host said hello', async ($, on) => {
-  const world = pythonSide(on, () => ({ kind: 'done', value: {}, effects: [] }), 'held')
-  const result = await $.session.start({ ...START, surface: null, isInteractive: false })
-  expect(result).toEqual({ cwd: '/project' })
-  await until(() => world.spawns.length === 1, 'the host was spawned')
-  world.hello()
   world.end()
 })
 
