@@ -411,12 +411,20 @@ def _opens(scenario: Scenario, events: Sequence[Mapping[str, Any]]) -> tuple[dic
     called = {str(e.get("call")): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
     opens: dict[str, int] = {}
     after: dict[str, int] = {}
+    made = 0  # the opens that passed lich's own checks: only those take a turn (fake-lich numbers them so)
     for e in events:
         argv = [str(a) for a in e.get("argv") or []]
         if e.get("kind") != "run" or argv[1:2] != ["open"] or "--prompt" not in argv[:-1]:
             continue
-        call_id = by_prompt.get(argv[argv.index("--prompt") + 1])
+        prompt = argv[argv.index("--prompt") + 1]
+        script = scenario.lich.open_for(made, prompt)
+        scripted = script.fail is not None or script.exit is not None or script.stdout is not None \
+            or script.stderr is not None
+        if e.get("exit") != 0 and not e.get("stdout") and not scripted:
+            continue  # refused before it opened anything (a flag an old lich lacks): no turn taken
+        call_id = by_prompt.get(prompt)
         if call_id is not None and call_id not in opens:
-            opens[call_id] = len(opens)
+            opens[call_id] = made
             after[call_id] = int(e.get("t", 0)) - called.get(call_id, 0)
+        made += 1
     return opens, after

@@ -402,6 +402,18 @@ def test_outside_lich_what_only_the_session_hosts_log_shows_is_not_compared(monk
     assert result.verdict == "differs"
 
 
+def test_an_open_lich_refuses_before_it_opens_takes_no_turn() -> None:
+    """fake-lich numbers only the opens that pass its own checks; an open an old lich refuses for a flag it
+    lacks must not make the next one wait for a turn that never comes."""
+    from agent_cards_conformance.plan import plan
+    from agent_cards_simulator.scenario.replay import replay
+
+    [old], _ = load_all([ROOT / "scenarios/fall/old-lich.yaml"])
+    assert dict(plan(old, replay(old).events).opens) == {}
+    [two], _ = load_all([ROOT / "scenarios/taskstop.yaml"])
+    assert dict(plan(two, replay(two).events).opens) == {"toolu_0001": 0, "toolu_01Pp7e0002": 1}
+
+
 # -- the mod's invariants on the real transcripts -------------------------------------------------------
 
 
