@@ -45,6 +45,16 @@ function counting() {
   return listed('workers') || listed('opens')
 }
 
+function opening(e) {
+  // The mod keeps an open in its state before the command starts: a host lost before it could answer that
+  // lich was running for this call may still have handed lich the task (the next host reads what it printed).
+  // The program that open runs, or '' when the state keeps none for this call.
+  const key = e && e.tool_use_id
+  const opens = state && Array.isArray(state.opens) ? state.opens : []
+  const kept = key ? opens.find((o) => o !== null && typeof o === 'object' && o.key === key) : undefined
+  return kept ? String(kept.lich_bin || 'lich').split('/').pop() : ''
+}
+
 function say(text, slots) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in slots ? String(slots[name]) : whole))
 }
@@ -268,9 +278,10 @@ async function dispatch($, hook, e, next) {
       if ('value' in beneath) return beneath.value
       throw error
     }
-    if (busy.length || isCancel(error) || next.signal.aborted) {
+    const kept = opening(e)
+    if (busy.length || kept || isCancel(error) || next.signal.aborted) {
       // A command was running for this call (lich may have the task), or the engine gave up on it.
-      return { deny: say(agentTexts['bridge.unsure'], { program: busy[0] || 'agent_cards.bridge' }) }
+      return { deny: say(agentTexts['bridge.unsure'], { program: busy[0] || kept || 'agent_cards.bridge' }) }
     }
     warnOnce($, 'bridge.failed', { reason: reasonOf(error) })
     return next(e)

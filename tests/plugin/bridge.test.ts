@@ -37,7 +37,8 @@ async function until(done, what) {
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
 // object), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
-function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }) {
+// `kept`: a state the host tells the module right after its hello.
+function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }, kept = null) {
   const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
   const ended = new Promise((resolve) => {
     world.end = resolve
@@ -50,6 +51,7 @@ function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LIC
     const hello = { hello: 1, socket: SOCKET, token: TOKEN, python: '/usr/bin/python3.12', version: [3, 12, 1],
                     pid: 4242, texts: { 'bridge.unsure': UNSURE } }
     yield { stream: 'stdout', text: JSON.stringify(hello) + '\n' }
+    if (kept !== null) yield { stream: 'stdout', text: JSON.stringify({ state: kept }) + '\n' }
     await ended
     return { code: 0, signal: null }
   })
@@ -212,6 +214,21 @@ test("a failure after next: next's result stands and nothing runs twice", async 
   expect(answer.result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
   expect(world.natives.length).toBe(1)
   expect(world.toasts).toEqual([])
+  world.end()
+})
+
+test('a host lost before it answered, with the open it kept for the call: denied, never native', async ($, on) => {
+  const kept = { workers: [], opens: [{ key: 'toolu_1', prompt: 'Fix the auth flow.', lich_bin: '/bin/lich' }] }
+  const env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }
+  const world = pythonSide(on, () => {
+    throw new Error('the host died')
+  }, 'ok', env, kept)
+  await started($, world)
+  const answer = await $.tool.call(AGENT)
+  expect(answer).toEqual({ deny: 'NOT RUN: the bridge stopped while lich ran.' })
+  expect(world.natives).toEqual([])
+  const other = await $.tool.call({ ...AGENT, tool_use_id: 'toolu_2' })  // no open kept for it: native
+  expect(other.result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
   world.end()
 })
 
