@@ -7,7 +7,10 @@ clock), a frozen clock would hang it; and a real ``time.sleep`` is refused outri
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import itertools
+import logging
 import time
 
 import pytest
@@ -15,7 +18,7 @@ from freezegun import freeze_time
 
 from agent_cards_simulator.clock import VirtualEventLoop
 from agent_cards_simulator.scenario.reader import read
-from agent_cards_simulator.scenario.replay import replay
+from agent_cards_simulator.scenario.replay import _end_tasks, replay
 
 HOUR = """
 title: one worker, one hour
@@ -104,3 +107,44 @@ def test_a_run_ending_as_the_scenario_ends_still_counts_its_worker() -> None:
     footers = [e for e in replayed.events if e["kind"] == "footer"]
     assert run["t"] + run["ms"] == replayed.events[-1]["t"] == 1663
     assert footers[-1]["line"] == "lich: 1 worker"
+
+
+def test_an_interrupted_replay_ends_its_tasks_and_leaves_the_one_that_cannot_end_unreported(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # What a Ctrl-C leaves: a task that unwinds when cancelled, and one that never will (as a task whose
+    # wake-up the interrupt took off the loop's ready queue before it ran).
+    loop = VirtualEventLoop()
+
+    async def unwinds() -> None:
+        await asyncio.sleep(60)
+
+    async def never_ends() -> None:
+        while True:
+            with contextlib.suppress(asyncio.CancelledError):
+                await loop.create_future()
+
+    ends, stays = loop.create_task(unwinds()), loop.create_task(never_ends())
+    loop.run_until_complete(asyncio.sleep(0))
+    _end_tasks(loop)
+    assert ends.cancelled() and not stays.done()
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        loop.close()
+        del ends, stays
+        gc.collect()
+    assert caplog.records == []
+
+
+def test_a_loop_still_reports_a_task_nobody_interrupted(caplog: pytest.LogCaptureFixture) -> None:
+    loop = VirtualEventLoop()
+    _end_tasks(loop)
+
+    async def waits() -> None:
+        await loop.create_future()
+
+    task = loop.create_task(waits())
+    loop.run_until_complete(asyncio.sleep(0))
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        loop.close()
+        del task
+        gc.collect()
+    assert [r.getMessage().splitlines()[0] for r in caplog.records] == ["Task was destroyed but it is pending!"]

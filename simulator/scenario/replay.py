@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import inspect
 from collections.abc import Callable
@@ -182,13 +183,30 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
 
 
 def _end_tasks(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel the tasks an interrupted replay left and let them unwind, as ``asyncio.run`` does."""
+    """Cancel the tasks an interrupted replay left and let them unwind, as ``asyncio.run`` does.
+
+    A task that cannot end is left to go without the loop reporting it destroyed while pending: the
+    interrupt's doing, which the command says in its one line. The interrupt can land between the loop
+    taking a callback off its ready queue and running it: when that callback was a task's wake-up, the
+    task waits on a future already done and never runs again, whatever is cancelled."""
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in pending:
         task.cancel()
     if pending:
         with contextlib.suppress(BaseException):  # a second Ctrl-C, or a task that will not end: give up
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # Held, not weakly: a task that goes in a collection of cyclic garbage is out of a weak set by
+    # the time it reports.
+    left = frozenset(task for task in pending if not task.done())
+    if left:
+        loop.set_exception_handler(functools.partial(_unless_left, left))
+
+
+def _unless_left(left: frozenset[asyncio.Task[Any]], loop: asyncio.AbstractEventLoop,
+                 context: dict[str, Any]) -> None:
+    """The loop's report, unless it is about a task :func:`_end_tasks` had to leave."""
+    if context.get("task") not in left:
+        loop.default_exception_handler(context)
 
 
 #: The collector's thresholds while a replay runs. A replay allocates in bursts (events,
