@@ -12,7 +12,8 @@ each host turns it into its own answer (the mod's hook result, the command hook'
 | any other status      | deny, naming the card (and its branch)                   | no      |
 | the open failed       | (``taken``) the native agent runs, with a toast          | no      |
 
-Reading the output (``read_open``): stdout that is no JSON object is a failed open; an object without
+Reading the output (``read_open``), of which the mod reads ``label``, ``name``, ``path`` and ``delivery``
+only: stdout that is no JSON object is a failed open; an object without
 ``delivery`` is a card the task did not reach (a failed open, naming the card); an object with a
 ``delivery`` means lich has the task, whatever the exit code (lich's own fakes exit 2 and 3 here).
 """
@@ -34,7 +35,7 @@ Arm = Literal["async", "completed", "deny"]
 class Row(Value):
     arm: Arm
     counted: bool = False
-    deny: str | None = None  # the AGENT text key of a deny
+    deny: str = ""  # the AGENT text key of a deny
 
 
 DELIVERY: dict[str, Row] = {
@@ -78,16 +79,15 @@ def read_open(result: ProcessResult) -> Opened | NotOpened:
         if result.exit_code == 0 and not result.stderr.strip():
             return NotOpened("lich open printed no session: its output is not the JSON object --json gives")
         return NotOpened(lich_reason(result))
-    label = text(printed.get("label")) or text(printed.get("name")) or text(printed.get("id"))
+    label, name = text(printed.get("label")), text(printed.get("name"))  # each stands in for the other
     delivery = printed.get("delivery")
     if delivery is None:
-        return NotOpened(lich_reason(result), label=label or None)
-    name = text(printed.get("name")) or label
+        return NotOpened(lich_reason(result), label=label or name or None)
     details = delivery if isinstance(delivery, dict) else {}
     status = details.get("status")
     return Opened(
         label=label or name,
-        name=name,
+        name=name or label,
         path=text(printed.get("path")),
         status=status if isinstance(status, str) else json.dumps(status),
         answer=text(details.get("answer")),
@@ -125,7 +125,7 @@ def answer(call: TakenCall, opened: Opened, now_ms: int) -> Answer | Deny:
         duration_ms = max(0, now_ms - call.started_ms)
         path = opened.path if call.isolated else ""
         return Completed(opened.name, opened.label, report, duration_ms, call.prompt, path, call.branch)
-    key = row.deny or "deny.unknown"
+    key = row.deny
     if key == "deny.unknown" and call.isolated:
         key = "deny.unknown.isolated"
     return Deny(agent_text(call.lang, key, **slots), card=opened.label)

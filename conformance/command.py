@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -43,7 +44,8 @@ exit status:
 
 def conform_parser() -> CommandParser:
     parser = CommandParser("agent-cards conform", DESCRIPTION, EXIT)
-    parser.usage = ("agent-cards conform [--json] [--jobs N] [--claude VERSION|PATH] [--table FILE] FILE|DIR...\n"
+    parser.usage = ("agent-cards conform [--json] [--jobs N] [--claude VERSION|PATH] [--table FILE] [--keep DIR] "
+                    "FILE|DIR...\n"
                     "       agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl\n"
                     "       agent-cards conform --self-test")
     parser.add_argument("--json", action="store_true",
@@ -55,6 +57,10 @@ def conform_parser() -> CommandParser:
                         f"claude binary (default: {CHOICE_ENV}, else the pinned {CLAUDE_VERSION}); the table is headed "
                         "with the version that ran")
     parser.add_argument("--table", metavar="FILE", help="write the table of results as Markdown (docs/conformance.md)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep what each run that differs or failed left (its HOME, the bridge's log, the model's "
+                        "requests, each program's argv and output, the last screen) in a private folder of its own "
+                        "in DIR, named in the output; a run that conforms leaves nothing")
     parser.add_argument("--from", dest="saved", metavar="FILE",
                         help="judge again the real transcripts a `conform --json` run wrote against the fake host as "
                         "it is now (each scenario replayed again), without running Claude Code")
@@ -97,6 +103,7 @@ class Result(Record):
     fake: list[dict[str, Any]] = field(default_factory=list)
     real: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    kept: str = ""  # the folder holding what the real run left (--keep), when it differed or failed
 
     @property
     def name(self) -> str:
@@ -107,6 +114,8 @@ class Result(Record):
                                 "seconds": round(self.seconds, 1), "tolerance": TOLERANCE_TEXT}
         if self.variant is not None:
             data["variant"] = self.variant
+        if self.kept:
+            data["kept"] = self.kept
         if self.comparison is not None:
             data["differences"] = [d.to_json() for d in self.comparison.differences]
             data["not_compared"] = self.comparison.unseen
@@ -129,8 +138,13 @@ def _engine() -> tuple[Path | None, str]:
         return None, f"the real Claude Code {choice()} is not available: {error}"
 
 
-def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) -> Result:
-    """One scenario (a variant of a file with ``variants``): the fake host's transcript, then the real run."""
+#: The verdicts whose run's files ``--keep`` keeps: the runs someone has to read.
+KEPT_VERDICTS = ("differs", "failed")
+
+
+def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str, keep: Path | None = None) -> Result:
+    """One scenario (a variant of a file with ``variants``): the fake host's transcript, then the real run.
+    With ``keep``, the run is made in a folder of its own there, left in place when it differs or failed."""
     started = time.monotonic()
     fake = replay(scenario)
     events = [dict(e) for e in fake.events]
@@ -144,19 +158,33 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str) ->
         return result
     from agent_cards_conformance.real import run_real
 
-    folder = Path(tempfile.mkdtemp(prefix="conform-"))
+    folder = Path(tempfile.mkdtemp(prefix=_folder_name(scenario) + "-" if keep else "conform-", dir=keep))
     try:
         real = run_real(plan(scenario, events), claude, folder)
     except Exception as error:
         result.verdict, result.why = "failed", f"{type(error).__name__}: {str(error)[:2000]}"
-        result.seconds = time.monotonic() - started
-        return result
-    finally:
+    except BaseException:  # Ctrl-C: nobody will read this run
         shutil.rmtree(folder, ignore_errors=True)
-    result.real = real.events
-    judge(scenario, result)
+        raise
+    else:
+        result.real = real.events
+        judge(scenario, result)
+        if real.screen:
+            (folder / "screen.txt").write_text(real.screen, encoding="utf-8")
     result.seconds = time.monotonic() - started
+    if keep is not None and result.verdict in KEPT_VERDICTS:
+        result.kept = str(folder)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
     return result
+
+
+def _folder_name(scenario: Scenario) -> str:
+    """The start of a kept run's folder name: ``scenarios/branch/ids.yaml``'s variant ``plain`` is
+    ``branch-ids-plain``."""
+    path = Path(scenario.file)
+    words = [path.parent.name, path.stem, scenario.variant or ""]
+    return re.sub(r"[^A-Za-z0-9_]+", "-", " ".join(words)).strip("-")
 
 
 #: What the real run reads from the session host's log alone: outside lich no host starts, so nothing there
@@ -192,6 +220,8 @@ def judge(scenario: Scenario, result: Result) -> None:
 def to_text(result: Result) -> str:
     lines = [f"{result.name}: {result.verdict}" + (f" ({result.why})" if result.why else "")
              + (f" [{result.seconds:.0f} s]" if result.seconds else "")]
+    if result.kept:
+        lines.append(f"  what the run left: {result.kept}")
     comparison = result.comparison
     if comparison is not None:
         for d in comparison.differences:
@@ -293,7 +323,8 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         return options
     paths: list[str] = options.paths
     if options.self_test:
-        if paths or options.saved is not None or options.json or options.table is not None or options.claude:
+        if (paths or options.saved is not None or options.json or options.table is not None or options.claude
+                or options.keep is not None):
             return _usage("--self-test takes nothing else")
         return _self_test(out)
     as_json, table_file = options.json, options.table
@@ -302,11 +333,14 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     if table_file is not None and (problem := refused_output(table_file, force=True)):
         return _usage(problem)
     if options.saved is not None:
-        if paths or options.claude is not None:
-            return _usage("--from runs nothing: it takes no scenario files and no --claude")
+        if paths or options.claude is not None or options.keep is not None:
+            return _usage("--from runs nothing: it takes no scenario files, no --claude and no --keep")
         return _report(_rejudged(Path(options.saved)), as_json, table_file, out, [])
     if not paths:
         return _usage("name scenario files or folders")
+    keep = None if options.keep is None else Path(options.keep)
+    if keep is not None and not keep.is_dir():
+        return _usage(f"--keep {keep}: no such folder to keep runs in")
     if options.claude is not None:
         if problem := check_choice(options.claude, f"--claude {options.claude}"):
             return _usage(problem)
@@ -328,7 +362,7 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     results: list[Result] = []
     pool = ThreadPoolExecutor(max_workers=options.jobs)
     try:
-        futures = [pool.submit(conform_one, unit, claude, engine_problem) for unit in units]
+        futures = [pool.submit(conform_one, unit, claude, engine_problem, keep) for unit in units]
         for future in futures:
             result = future.result()
             results.append(result)

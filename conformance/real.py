@@ -85,7 +85,8 @@ MODE_ON = re.compile(r"\b(?:\w+ mode|accept edits|bypass permissions) on\b")
 #: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
 STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
 DIALOG = "Do you want to proceed?"
-INVALID_INPUT = "InputValidationError: "  # how Claude Code's refusal of a tool input its schema rejects begins
+#: How Claude Code's refusal of a tool input its schema rejects begins.
+INVALID_INPUT = "<tool_use_error>InputValidationError: "
 #: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
 AGENT_HOOK, SPAWN_HOOK = 1, 3
 STEP_TIMEOUT_S = 90.0
@@ -1124,7 +1125,7 @@ def _refused_as_invalid(model: ConformModel) -> set[str]:
     the hooks and before it asks for the permission: such a call was passed on by the hook, and no permission
     was checked."""
     return {call_id for call_id, (_, result, _) in model.results().items()
-            if INVALID_INPUT in json.dumps(result, ensure_ascii=False)}
+            if result.get("is_error") and text_of(result.get("content")).startswith(INVALID_INPUT)}
 
 
 def _read(path: Path) -> str:

@@ -4,8 +4,9 @@ the file does not rename it.
 A mutant's id is ``module:function:operator:original->replacement`` (``function`` the qualified name of the
 innermost enclosing def or class, ``<module>`` outside any), with ``#k`` added for the k-th such change in
 that function (k from 2): line numbers move whenever a line is added above, the function's name and the
-change itself do not. Lines that only describe the code are left alone: annotations, docstrings (and
-any string alone as a statement), ``TYPE_CHECKING = False`` and the ``if TYPE_CHECKING:`` blocks,
+change itself do not. Lines that only describe the code are left alone: annotations, ``Literal[...]``
+types (named as an alias, too), docstrings (and any string alone as a statement), ``TYPE_CHECKING =
+False`` and the ``if TYPE_CHECKING:`` blocks,
 ``__repr__``, ``__all__``, and the argument of an ``assert`` (the mod's own
 checks of its invariants, not behaviour).
 """
@@ -86,6 +87,11 @@ def _sets_type_checking(node: ast.AST) -> bool:
             and node.targets[0].id == "TYPE_CHECKING")
 
 
+def _is_literal_type(node: ast.AST) -> bool:
+    """``Literal[...]``: its values are read by the type checker, never at run time."""
+    return isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("Literal", "typing.Literal")
+
+
 def _is_logging(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Attribute) and call.func.attr in _LOGGING
 
@@ -105,7 +111,7 @@ class _Walker:
                 return
         if isinstance(node, ast.Assert | ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
             return
-        if _is_type_checking(node) or _is_bare_string(node) or _sets_type_checking(node):
+        if _is_type_checking(node) or _is_bare_string(node) or _sets_type_checking(node) or _is_literal_type(node):
             return
         if isinstance(node, ast.Assign | ast.AnnAssign) and any(
                 isinstance(t, ast.Name) and t.id == "__all__" for t in ([node.target] if isinstance(node, ast.AnnAssign)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -324,6 +325,69 @@ def test_a_scenario_that_could_run_fails_when_the_engine_is_missing() -> None:
     runnable, workflow = (conform_one(s, None, "tmux not found") for s in scenarios)
     assert (runnable.verdict, runnable.why) == ("failed", "tmux not found")
     assert workflow.verdict == "cannot run"
+
+
+def _kept_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Any]) -> Any:
+    """``perm/dialog-yes.yaml`` through ``conform_one`` with ``--keep tmp_path/kept``, the real run being
+    ``run``."""
+    from agent_cards_conformance import command, real
+    from agent_cards_simulator.scenario.files import load_all
+
+    monkeypatch.setattr(real, "run_real", run)
+    (scenario,), _ = load_all([ROOT / KEPT_SCENARIO])
+    (tmp_path / "kept").mkdir(parents=True)
+    return command.conform_one(scenario, tmp_path / "claude", "", keep=tmp_path / "kept")
+
+
+KEPT_SCENARIO = "scenarios/perm/dialog-yes.yaml"  # one whose real run the fixture keeps
+
+
+def test_keep_leaves_a_failed_or_differing_run_in_a_private_folder_and_a_conforming_one_nowhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_cards_conformance.command import to_text
+    from agent_cards_conformance.real import RealRun
+
+    def fails(plan: Any, claude: Path, folder: Path) -> RealRun:
+        (folder / "bridge.jsonl").write_text("{}\n", encoding="utf-8")
+        raise RuntimeError("the session host never said hello")
+
+    failed = _kept_run(tmp_path, monkeypatch, fails)
+    kept = Path(failed.kept)
+    assert failed.verdict == "failed" and kept.parent == tmp_path / "kept" and kept.name.startswith("perm-dialog-yes-")
+    assert (kept / "bridge.jsonl").read_text(encoding="utf-8") == "{}\n"
+    assert kept.stat().st_mode & 0o777 == 0o700
+    assert f"  what the run left: {kept}" in to_text(failed).splitlines()
+    assert failed.to_json()["kept"] == str(kept)
+
+    def differs(plan: Any, claude: Path, folder: Path) -> RealRun:
+        return RealRun([], screen="❯ the last screen")
+
+    differing = _kept_run(tmp_path / "2", monkeypatch, differs)
+    assert differing.verdict == "differs"
+    assert (Path(differing.kept) / "screen.txt").read_text(encoding="utf-8") == "❯ the last screen"
+
+    def conforms(plan: Any, claude: Path, folder: Path) -> RealRun:
+        (folder / "bridge.jsonl").write_text("{}\n", encoding="utf-8")
+        from agent_cards_conformance.selftest import load_fixture
+
+        return RealRun(load_fixture()[KEPT_SCENARIO], screen="❯")
+
+    same = _kept_run(tmp_path / "3", monkeypatch, conforms)
+    assert (same.verdict, same.kept) == ("conforms", "") and "kept" not in same.to_json()
+    assert list((tmp_path / "3" / "kept").iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    (["--keep", "nowhere", "scenarios/reload.yaml"], "--keep nowhere: no such folder to keep runs in"),
+    (["--from", "out.jsonl", "--keep", "."],
+     "--from runs nothing: it takes no scenario files, no --claude and no --keep"),
+    (["--self-test", "--keep", "."], "--self-test takes nothing else"),
+])
+def test_keep_needs_a_folder_and_a_real_run(args: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from agent_cards_conformance import command
+
+    assert command.main(args) == 2
+    assert capsys.readouterr().err == f"agent-cards conform: {why} (agent-cards conform --help)\n"
 
 
 def test_conform_without_the_plugins_files_says_what_it_needs_in_one_line(
@@ -1110,3 +1174,23 @@ def test_a_worker_the_footer_shows_before_the_model_reads_its_launch_is_of_a_lau
     late = sorted(({**e, "t": shown + 50} if e["kind"] == "answer" else e for e in real), key=lambda e: e["t"])
     [scenario], _ = load_all([ROOT / "scenarios/report-note.yaml"])
     assert real_violations(scenario, late) == []
+
+
+def test_only_the_engines_own_refusal_of_an_input_marks_a_call_refused_as_invalid() -> None:
+    from agent_cards_conformance.model import ConformModel
+    from agent_cards_conformance.real import _refused_as_invalid
+
+    refusal = ("<tool_use_error>InputValidationError: Agent failed due to the following issue:\n"
+               "The parameter `prompt` type is expected as `string` but provided as `array`</tool_use_error>")
+    blocks: dict[str, dict[str, Any]] = {
+        "toolu_1": {"is_error": True, "content": refusal},
+        "toolu_2": {"is_error": True, "content": [{"type": "text", "text": refusal}]},
+        "toolu_3": {"content": "The worker's report quotes InputValidationError: from a log"},
+        "toolu_4": {"is_error": True, "content": "<tool_use_error>lich said: InputValidationError: x</tool_use_error>"},
+    }
+
+    class Results:
+        def results(self) -> dict[str, tuple[float, dict[str, Any], dict[str, Any]]]:
+            return {key: (0.0, block, {}) for key, block in blocks.items()}
+
+    assert _refused_as_invalid(cast(ConformModel, Results())) == {"toolu_1", "toolu_2"}

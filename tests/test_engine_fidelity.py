@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,14 +150,19 @@ async def test_yes_at_the_first_dialog_leaves_the_second_call_its_own_dialog() -
 # --- deny rules, as the settings write them ---------------------------------------------------------------------
 
 
-async def test_the_plain_deny_rule_takes_the_tool_away_before_any_hook() -> None:
-    seen: list[Event] = []
+def _recording(seen: list[Event]) -> Callable[[Any, Event, Any], Awaitable[HookResult]]:
+    """A ``tool.call`` hook that keeps each event it is handed in ``seen`` and passes it on."""
 
     async def on_call(host: Any, e: Event, next: Any) -> HookResult:
         seen.append(e)
         return dict(await next(e))
 
-    async with _host(lambda on: on("tool.call", on_call)) as host:
+    return on_call
+
+
+async def test_the_plain_deny_rule_takes_the_tool_away_before_any_hook() -> None:
+    seen: list[Event] = []
+    async with _host(lambda on: on("tool.call", _recording(seen))) as host:
         answer = await host.call("Agent", dict(AGENT), "toolu_1", permission=PermissionVerdict("deny", rule="Agent"))
     assert answer["error"] == (
         "<tool_use_error>Error: No such tool available: Agent. Agent is disabled for this session, in subagents as "
@@ -168,12 +173,7 @@ async def test_the_plain_deny_rule_takes_the_tool_away_before_any_hook() -> None
 
 async def test_a_prompt_that_is_not_text_reaches_the_hooks_and_is_refused_before_the_permission() -> None:
     seen: list[Event] = []
-
-    async def on_call(host: Any, e: Event, next: Any) -> HookResult:
-        seen.append(e)
-        return dict(await next(e))
-
-    async with _host(lambda on: on("tool.call", on_call)) as host:
+    async with _host(lambda on: on("tool.call", _recording(seen))) as host:
         answer = await host.call("Agent", {**AGENT, "prompt": ["Fix", "it"]}, "toolu_1",
                                  permission=PermissionVerdict("ask", answer=True))
     assert answer["error"] == ("<tool_use_error>InputValidationError: Agent failed due to the following issue:\n"

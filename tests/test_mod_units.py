@@ -213,6 +213,14 @@ def test_read_open_label_and_name_fall_back_on_each_other() -> None:
     assert isinstance(only_name, Opened) and (only_name.label, only_name.name) == ("n1", "n1")
     only_label = read_open(printed(json.dumps({"label": "L", "delivery": {"status": "pending"}})))
     assert isinstance(only_label, Opened) and (only_label.label, only_label.name) == ("L", "L")
+    assert read_open(printed(json.dumps({"name": "n1"}), "", 1)) == NotOpened("exit code 1", label="n1")
+
+
+def test_read_open_reads_no_id_lich_did_not_give_as_label_or_name() -> None:
+    """The mod reads ``label``, ``name``, ``path`` and ``delivery`` of what lich printed, nothing else."""
+    only_id = read_open(printed(json.dumps({"id": "9f8e", "delivery": {"status": "pending"}})))
+    assert isinstance(only_id, Opened) and (only_id.label, only_id.name) == ("", "")
+    assert read_open(printed(json.dumps({"id": "9f8e"}), "", 1)) == NotOpened("exit code 1", label=None)
 
 
 def test_read_open_without_a_delivery_names_the_card() -> None:

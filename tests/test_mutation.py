@@ -28,6 +28,7 @@ def over(size: int, names: list[str]) -> bool:
         print("over")
         return True
     return not names
+Kind = Literal["on", "off"]
 '''
 
 
@@ -38,7 +39,7 @@ def by_operator(found: list[Mutant]) -> dict[str, list[Mutant]]:
     return kinds
 
 
-def test_each_operator_plants_where_it_should_and_docstrings_annotations_asserts_are_left_alone() -> None:
+def test_each_operator_plants_where_it_should_and_docstrings_annotations_types_asserts_are_left_alone() -> None:
     found = mutants("m", SOURCE)
     kinds = by_operator(found)
     assert [m.replacement for m in kinds["compare-flip"]] == ["size <= LIMIT", "'x' not in names"]
@@ -46,7 +47,8 @@ def test_each_operator_plants_where_it_should_and_docstrings_annotations_asserts
     assert [m.original for m in kinds["string-emptied"]] == ["'x'", "'over'"]  # not the docstrings
     assert {m.operator for m in found} == {"number", "compare-flip", "compare-boundary", "and-or", "string-emptied",
                                            "call-deleted", "bool", "return-none", "not-removed"}
-    assert all(m.line not in (2, 4, 9) for m in found)  # TYPE_CHECKING, the attribute's docstring, the assert
+    # TYPE_CHECKING, the attribute's docstring, the assert, a Literal type's values
+    assert all(m.line not in (2, 4, 9, 14) for m in found)
     assert len({m.id for m in found}) == len(found)
 
 
