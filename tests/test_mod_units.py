@@ -97,6 +97,17 @@ def test_cards_on_or_unset_is_taken_and_exactly_8192_bytes_goes_to_lich() -> Non
     assert rules.first_leaving(rules.RULES, facts({**TAKEN_CALL, "prompt": "é" * 4096})) is None  # 8192 bytes
 
 
+def test_after_the_base_exactly_8192_bytes_still_goes_to_lich_and_one_more_leaves_it_native() -> None:
+    """An isolated call under a lich that sets no depth has its size checked after its base is known."""
+    old_lich = {k: v for k, v in TAKEN_ENV.items() if k != "LICH_SUBAGENT_DEPTH"}
+    isolated = {**TAKEN_CALL, "isolation": "worktree"}
+    for prompt, leaving in (("é" * 4096, None), ("x" * 8193, "FALL-OVERSIZE")):
+        f = facts({**isolated, "prompt": prompt}, env=old_lich, base="main")
+        assert rules.first_leaving(rules.RULES, f) is None  # not before the base
+        rule = rules.first_leaving(rules.AFTER_BASE, f)
+        assert (rule and rule.clause) == leaving
+
+
 def test_the_first_rule_that_leaves_wins() -> None:
     f = facts({**TAKEN_CALL, "subagent_type": "Plan", "prompt": "x" * 9000}, interactive=False)
     leaving = rules.first_leaving(rules.RULES, f)
