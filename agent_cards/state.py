@@ -111,12 +111,13 @@ class ModState(Value):
             bad = [k for k in ("label", "description") if k in item and not isinstance(item[k], str)]
             bad += ["shared"] if "shared" in item and not isinstance(item["shared"], bool) else []
             wrong += [f"workers[{i}].{k} is not {'true or false' if k == 'shared' else 'text'}" for k in bad]
+            label, description, shared = item.get("label"), item.get("description"), item.get("shared")
             workers.append(
                 Worker(
                     name=item["name"],
-                    label=str(item.get("label") or item["name"]),
-                    description=str(item.get("description") or ""),
-                    shared=item["shared"] if isinstance(item.get("shared"), bool) else True,
+                    label=label if isinstance(label, str) and label else item["name"],
+                    description=description if isinstance(description, str) else "",
+                    shared=shared if isinstance(shared, bool) else True,
                 )
             )
         lich_bin = data.get("lich_bin", "")

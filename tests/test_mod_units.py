@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from agent_cards import rules
 from agent_cards.delivery import NotOpened, Opened, TakenCall, answer, read_open
 from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
+from agent_cards.record import replace
 from agent_cards.state import MemoryStore, ModState, PendingOpen, Worker, restore
 from agent_cards.taken import Completed, Deny, Launched
 from agent_cards.texts import AGENT
@@ -471,6 +472,40 @@ def test_a_pending_open_is_kept_until_it_settles_into_its_worker() -> None:
     said: list[str] = []
     assert ModState.from_json(broken, said.append).opens == (pending,)
     assert said == ["opens[0] is not an open; opens[1] is not an open"]
+
+
+def test_opens_under_way_side_by_side_are_each_kept_and_one_started_again_replaces_its_own() -> None:
+    first = PendingOpen("toolu_1", "Fix auth", "Fix it.", "", 10, 20, 120_000, None, "/bin/lich")
+    second = replace(first, key="toolu_2", description="Add tests")
+    both = ModState().with_open(first).with_open(second)
+    assert both.opens == (first, second)
+    again = replace(first, opened_ms=30)
+    assert both.with_open(again).opens == (second, again)
+    assert both.settled("toolu_1", None, "/bin/lich").opens == (second,)
+
+
+def test_a_state_that_is_no_object_is_named_so_to_the_report() -> None:
+    said: list[str] = []
+    assert ModState.from_json(["w1"], said.append) == ModState()
+    assert said == ["the state is not a JSON object"]
+
+
+def test_every_field_from_json_could_not_read_is_named_to_the_report_in_one_line() -> None:
+    said: list[str] = []
+    state = ModState.from_json({
+        "interactive": 1, "lich_bin": 5, "owner": ["pid"], "opens": {},
+        "workers": [{"name": "w1", "label": 2, "description": None, "shared": "yes"}, {"label": "no name"}],
+    }, said.append)
+    assert state == ModState(workers=(Worker("w1", "w1", "", True),))
+    assert said == ["workers[0].label is not text; workers[0].description is not text; workers[0].shared is not "
+                    "true or false; workers[1] is not a worker with a name; lich_bin is not text; interactive is "
+                    "int, not true or false (read as false); owner is not text; opens is not a list"]
+    said.clear()
+    assert ModState.from_json({"workers": {"w1": {}}}, said.append) == ModState()
+    assert said == ["workers is not a list"]
+    said.clear()
+    assert ModState.from_json(ModState(workers=(ONE,)).to_json(), said.append).workers == (ONE,)
+    assert said == []  # nothing wrong, nothing said
 
 
 def test_state_updates() -> None:

@@ -151,3 +151,4 @@ def test_values_of_two_classes_are_never_equal_whatever_their_fields() -> None:
 def test_plain_leaves_what_is_no_record_no_sequence_and_no_mapping_as_it_is() -> None:
     other = object()
     assert plain(other) is other and plain({"k": (Two(1, 2), other)}) == {"k": [{"a": 1, "b": 2}, other]}
+    assert [plain(scalar) for scalar in ("x", 0, True, 1.5, None)] == ["x", 0, True, 1.5, None]
