@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_cards import rules
+from agent_cards import lich_calls, rules
 from agent_cards.delivery import NotOpened, Opened, TakenCall, answer, read_open
 from agent_cards.engine import ENGINE, Event, Origin, ProcessResult
 from agent_cards.record import replace
@@ -194,6 +194,29 @@ def test_prompt_bytes(prompt: Any, size: int) -> None:
 def test_prompt_bytes_of_a_missing_prompt() -> None:
     e = {k: v for k, v in TAKEN_CALL.items() if k != "prompt"}
     assert facts(e).prompt_bytes == 0
+
+
+# --- lich_calls ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", [None, "", 5, ["sonnet"], {"name": "sonnet"}])
+def test_a_model_that_is_no_name_adds_no_model_flag(model: Any) -> None:
+    argv = lich_calls.open_argv("/bin/lich", {**TAKEN_CALL, "model": model}, "", "")
+    assert argv == ["/bin/lich", "open", "--kind", "claude", "--subagent", "--prompt", "p", "--json"]
+
+
+def test_a_named_model_goes_before_the_prompt() -> None:
+    argv = lich_calls.open_argv("/bin/lich", {**TAKEN_CALL, "model": "sonnet"}, "b/x", "main")
+    assert argv[5:] == ["--worktree", "b/x", "--base", "main", "--model", "sonnet", "--prompt", "p", "--json"]
+
+
+@pytest.mark.parametrize(("shared", "listed", "running"), [
+    (True, {}, False), (True, {"w1": "done"}, True), (False, {"w1": "done"}, False), (False, {"w1": "busy"}, True),
+    (False, {}, False),
+])
+def test_a_worker_still_runs_while_lich_lists_it_and_an_isolated_one_until_done(
+        shared: bool, listed: dict[str, str], running: bool) -> None:
+    assert lich_calls.still_running(Worker("w1", "One", "d", shared), listed) is running
 
 
 # --- delivery.read_open ----------------------------------------------------------------------------------------
