@@ -491,10 +491,12 @@ def test_a_pending_open_is_kept_until_it_settles_into_its_worker() -> None:
     settled = state.settled("toolu_1", worker, "/bin/lich")
     assert settled.opens == () and settled.workers == (worker,) and "opens" not in settled.to_json()
     assert state.settled("toolu_1", None, "/bin/lich") == ModState()
-    broken = {"opens": [{"key": "toolu_2", "call_ms": "soon"}, 5, state.to_json()["opens"][0]]}
+    kept = state.to_json()["opens"][0]
+    broken = {"opens": [{"key": "toolu_2", "call_ms": "soon"}, 5, {**kept, "key": "toolu_3", "lang": 5}, kept]}
     said: list[str] = []
     assert ModState.from_json(broken, said.append).opens == (pending,)
-    assert said == ["opens[0] is not an open; opens[1] is not an open"]
+    assert said == ["opens[0] is not an open; opens[1] is not an open; opens[2] is not an open"]
+    assert ModState.from_json({"opens": [{**kept, "lang": "ja"}]}).opens == (replace(pending, lang="ja"),)
 
 
 def test_opens_under_way_side_by_side_are_each_kept_and_one_started_again_replaces_its_own() -> None:
