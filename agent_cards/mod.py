@@ -176,7 +176,7 @@ class AgentCards(Record):
 
     # -- workers: footer, polling, TaskStop ---------------------------------------------------------
 
-    def _track(self, host: Host, worker: Worker, lich_bin: str, counted: bool = False) -> None:
+    def _track(self, host: Host, worker: Worker, lich_bin: str, *, counted: bool) -> None:
         """Count ``worker`` (``counted``: the state already does), redraw the footer, arm the poll."""
         if not counted:
             self.store.update(lambda s: s.with_worker(worker, lich_bin))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import agent_cards
-from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin, ProcessResult, Timer
+from agent_cards.engine import ENGINE, Event, Hook, HookResult, Origin, ProcessError, ProcessResult, Timer
 from agent_cards.record import Record, field
 from agent_cards.state import MemoryStore, ModState, Worker
 from agent_cards.texts import agent_text
@@ -230,6 +230,26 @@ async def test_a_refused_taskstop_is_worded_in_the_prompt_language() -> None:
 
 async def _empty_of(e: Event) -> HookResult:
     return {}
+
+
+class FailingHost(MiniHost):
+    """A host on which every command fails to run (``$.process.run`` raises)."""
+
+    async def run(self, argv: Sequence[str], /, *, timeout_ms: int = 30_000) -> ProcessResult:
+        self.runs.append((list(argv), timeout_ms))
+        raise ProcessError(f"$.process.run({argv[0]}) timed out after {timeout_ms} ms", "timeout")
+
+
+async def test_a_taskstop_whose_stop_failed_to_run_is_denied_with_the_reason_and_the_worker_still_counts() -> None:
+    worker = Worker("session-5-77aa", "Session 5", "Tidy", shared=True)
+    store = MemoryStore(ModState(interactive=True, lich_bin="/usr/local/bin/lich", workers=(worker,)))
+    stop_hook = registered(store)["tool.call"][1][1]
+    host = FailingHost(dict(ENV))
+    answer = await stop_hook(host, {"tool": "TaskStop", "task_id": worker.name}, MiniNext(_empty_of))
+    assert host.runs == [(["/usr/local/bin/lich", "close", worker.name], 30_000)]
+    assert answer == {"deny": agent_text(None, "deny.stop_refused", label="Session 5", reason="$.process.run("
+                                        "/usr/local/bin/lich) timed out after 30000 ms")}
+    assert store.get().workers == (worker,)
 
 
 async def test_a_worker_lich_still_runs_is_told_once_beside_the_next_prompt_in_its_language() -> None:

@@ -132,7 +132,8 @@ async def _counts_an_answered_call(self: AgentCards, host: Host, e: Event, next:
     key = str(e.get("tool_use_id") or "")
     call = self._calls.get(key)
     if isinstance(call, Decided) and isinstance(call.decision, taken.Completed):
-        self._track(host, Worker(f"answered-{key}", "answered", "", True), str(host.env.get("LICH_BIN")))
+        self._track(host, Worker(f"answered-{key}", "answered", "", True), str(host.env.get("LICH_BIN")),
+                    counted=False)
     return result
 
 

@@ -366,9 +366,9 @@ class SpecModel:
         printed = parsed(run.get("stdout")) if run.get("error") is None else _UNSURE
         delivery = printed.get("delivery") if isinstance(printed, dict) else None
         status = delivery.get("status") if isinstance(delivery, dict) else None
-        # the roster name: the name lich printed, else its label, else its id (docs/decisions.md, "A pending
-        # delivery without a name"); with none of them, the spec does not say what the mod calls it
-        named = [printed.get(k) for k in ("name", "label", "id")] if isinstance(printed, dict) else []
+        # the roster name: the name lich printed, else its label (the mod reads no other field of it: lich's
+        # id is not a name its list gives); with neither, the spec does not say what the mod calls it
+        named = [printed.get(k) for k in ("name", "label")] if isinstance(printed, dict) else []
         name = next((n for n in named if isinstance(n, str) and n), None)
         isolated = call["input"].get("isolation") == "worktree"
         description = str(call["input"].get("description") or "")
