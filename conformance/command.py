@@ -159,6 +159,7 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str, ke
     from agent_cards_conformance.real import run_real
 
     folder = Path(tempfile.mkdtemp(prefix=_folder_name(scenario) + "-" if keep else "conform-", dir=keep))
+    screen = ""  # the real run's last screen, kept with its files
     try:
         real = run_real(plan(scenario, events), claude, folder)
     except Exception as error:
@@ -167,12 +168,12 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str, ke
         shutil.rmtree(folder, ignore_errors=True)
         raise
     else:
-        result.real = real.events
+        result.real, screen = real.events, real.screen
         judge(scenario, result)
-        if real.screen:
-            (folder / "screen.txt").write_text(real.screen, encoding="utf-8")
     result.seconds = time.monotonic() - started
     if keep is not None and result.verdict in KEPT_VERDICTS:
+        if screen:
+            (folder / "screen.txt").write_text(screen, encoding="utf-8")
         result.kept = str(folder)
     else:
         shutil.rmtree(folder, ignore_errors=True)

@@ -39,10 +39,14 @@ async function insideLich($) {
   return inside
 }
 
+function listed(name) {
+  // One list of the mod's state as the host last told it (workers, opens), or [] when it holds none.
+  return state && Array.isArray(state[name]) ? state[name] : []
+}
+
 function counting() {
   // Workers counted, or an open under way whose host may die before it ends: the next host reads what it printed.
-  const listed = (name) => Boolean(state && Array.isArray(state[name]) && state[name].length)
-  return listed('workers') || listed('opens')
+  return listed('workers').length > 0 || listed('opens').length > 0
 }
 
 function opening(e) {
@@ -50,8 +54,7 @@ function opening(e) {
   // lich was running for this call may still have handed lich the task (the next host reads what it printed).
   // The program that open runs, or '' when the state keeps none for this call.
   const key = e && e.tool_use_id
-  const opens = state && Array.isArray(state.opens) ? state.opens : []
-  const kept = key ? opens.find((o) => o !== null && typeof o === 'object' && o.key === key) : undefined
+  const kept = key ? listed('opens').find((o) => o !== null && typeof o === 'object' && o.key === key) : undefined
   return kept ? String(kept.lich_bin || 'lich').split('/').pop() : ''
 }
 

@@ -327,9 +327,11 @@ def test_a_scenario_that_could_run_fails_when_the_engine_is_missing() -> None:
     assert workflow.verdict == "cannot run"
 
 
+KEPT_SCENARIO = "scenarios/perm/dialog-yes.yaml"  # one whose real run the fixture keeps
+
+
 def _kept_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Any]) -> Any:
-    """``perm/dialog-yes.yaml`` through ``conform_one`` with ``--keep tmp_path/kept``, the real run being
-    ``run``."""
+    """:data:`KEPT_SCENARIO` through ``conform_one`` with ``--keep tmp_path/kept``, the real run being ``run``."""
     from agent_cards_conformance import command, real
     from agent_cards_simulator.scenario.files import load_all
 
@@ -337,9 +339,6 @@ def _kept_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[...
     (scenario,), _ = load_all([ROOT / KEPT_SCENARIO])
     (tmp_path / "kept").mkdir(parents=True)
     return command.conform_one(scenario, tmp_path / "claude", "", keep=tmp_path / "kept")
-
-
-KEPT_SCENARIO = "scenarios/perm/dialog-yes.yaml"  # one whose real run the fixture keeps
 
 
 def test_keep_leaves_a_failed_or_differing_run_in_a_private_folder_and_a_conforming_one_nowhere(
