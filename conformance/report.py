@@ -121,6 +121,9 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
         argv = record.get("argv")
         if record["k"] == "run" and not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
             raise JournalProblem(f"{name}:{number}: a run whose argv is not a list of texts")
+        ms = record.get("ms")
+        if record["k"] in ("run", "collect") and ms is not None and not (type(ms) is int and ms >= 0):
+            raise JournalProblem(f"{name}:{number}: a run whose ms is not a whole number of milliseconds")
         if not records and (record["k"] != "start" or record.get("v") != 1):
             raise JournalProblem(f"{name}:{number}: not a journal of this version (its first record is not "
                                  "a start record of version 1)")
@@ -262,6 +265,13 @@ def _as_read(result: Any) -> Any:
     return result
 
 
+def _ended(d: _JournalDispatch) -> int:
+    """When the call's step ends in the replay: at its answer, or at Esc when the engine gave it up sooner
+    (the journal may write the answer a moment after the cancel)."""
+    answered = d.t if d.answer_t is None else d.answer_t
+    return answered if d.cancelled_t is None else min(answered, d.cancelled_t)
+
+
 def _is(r: Mapping[str, Any], lich: str | None, command: str) -> bool:
     argv = r.get("argv") or []
     return len(argv) >= 2 and argv[0] == lich and argv[1] == command
@@ -272,7 +282,7 @@ def _open_script(r: Mapping[str, Any]) -> dict[str, Any]:
     if r.get("why") == "timeout":
         script["hang"] = True
     else:
-        script["ms"] = max(0, int(r.get("ms") or 0))
+        script["ms"] = r.get("ms") or 0
         script["stdout"] = str(r.get("stdout") or "")
         script["stderr"] = str(r.get("stderr") or "")
         if isinstance(r.get("exit"), int):
@@ -474,7 +484,7 @@ class _JournalSession:
         calls = self.calls
         steps: list[Any] = []
         now = 0
-        answered_at = {self._id(d): (d.answer_t if d.answer_t is not None else d.t) for d in calls}
+        answered_at = {self._id(d): _ended(d) for d in calls}
         agent_ids: dict[str, str] = {}
         i = 0
         while i < len(calls):
@@ -500,8 +510,10 @@ class _JournalSession:
                     agent_ids[result["agentId"]] = self._id(d)
             now = max(begun, end)
             i += len(group)
-        last = max(r["t"] for r in self.records)
-        if last > now:  # the polls and footer changes after the last call
+        # The polls and footer changes after the last call, and each run to its end: a run's start and its
+        # length are rounded apart, so its end can come a millisecond after the record that followed it.
+        last = max(r["t"] + (r.get("ms") or 0 if r["k"] in ("run", "collect") else 0) for r in self.records)
+        if last > now:
             steps.append({"wait": last - now})
         return steps
 

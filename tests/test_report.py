@@ -308,6 +308,55 @@ def test_esc_while_lich_opens_is_reported_as_esc_after(lich: LoggedLich, monkeyp
     assert report.replay_and_compare(reported, "esc.yaml") == []
 
 
+def _esc_journal(run_t: int, done_t: int, cancel_t: int, answer_t: int) -> list[dict[str, Any]]:
+    """A journal of one call given up at Esc while its 1,568 ms open ran, with the times given."""
+    lich = "/opt/lich/bin/lich"
+    printed = json.dumps({"id": "9f81", "label": "Session 2", "name": "session-2-9f81", "kind": "claude",
+                          "delivery": {"ticket": "a1b2c301", "target": "Session 2", "status": "pending"}})
+    e = {"tool": "Agent", "tool_use_id": "toolu_01E", "description": "Fix auth", "prompt": "e5c1831e2f3ecacbe1"}
+    given_up = "user-cancel: the engine gave up on this call"
+    boot = {"isInteractive": True, "cwd": "/home/dev/app"}
+    return [
+        {"k": "start", "t": 0, "v": 1, "pid": 1, "session": None, "state": None, "prompts": "hash", "part": 1,
+         "env": {"LICH_BIN": lich, "LICH_PROMPT_LANG": "en", "LICH_SESSION_ID": "3c4d", "LICH_SUBAGENT_DEPTH": "0"}},
+        {"k": "event", "t": 1, "d": "boot-0", "hook": 0, "event": "session.start", "origin": ORIGIN, "e": boot},
+        {"k": "next", "t": 1, "d": "boot-0", "e": boot},
+        {"k": "answer", "t": 1, "d": "boot-0", "value": {"cwd": "/home/dev/app"}},
+        {"k": "event", "t": 2, "d": "c1", "hook": 1, "event": "tool.call", "origin": ORIGIN, "e": e},
+        {"k": "next", "t": 2, "d": "c1", "e": e},
+        {"k": "event", "t": 2, "d": "s1", "hook": 3, "event": "agent.spawn", "origin": ORIGIN,
+         "e": {"tool_use_id": "toolu_01E"}},
+        {"k": "cancel", "t": cancel_t, "ids": ["c1", "s1"]},
+        {"k": "beneath", "t": answer_t, "d": "c1", "error": given_up},
+        {"k": "answer", "t": answer_t, "d": "c1", "error": given_up},
+        {"k": "run", "t": run_t, "d": "s1", "timeout_ms": 120000, "exit": 0, "stdout": printed + "\n", "stderr": "",
+         "error": None, "ms": 1568, "argv": [lich, "open", "--kind", "claude", "--subagent", "--prompt",
+                                              "e5c1831e2f3ecacbe1", "--json"]},
+        {"k": "state", "t": done_t, "workers": ["session-2-9f81"]},
+        {"k": "answer", "t": done_t, "d": "s1", "value": {"deny": "lich runs this agent as the card instead."}},
+        {"k": "footer", "t": done_t, "line": "lich: 1 worker"},
+    ]
+
+
+@pytest.mark.parametrize(("run_t", "done_t", "cancel_t", "answer_t"), [
+    (2, 1569, 5, 5),  # the open's start and length rounded apart: it ends a millisecond after the next record
+    (3, 1571, 5, 900),  # a loaded host wrote the given-up call's answer long after the cancel
+], ids=["rounded", "late-answer"])
+def test_the_replay_of_an_esc_mid_open_lasts_until_the_open_ended(run_t: int, done_t: int, cancel_t: int,
+                                                                 answer_t: int) -> None:
+    reported = report.report_scenario(_esc_journal(run_t, done_t, cancel_t, answer_t), "esc.jsonl")
+    assert report.replay_and_compare(reported, "esc.yaml") == []
+
+
+def test_a_run_whose_length_is_no_whole_number_is_refused(tmp_path: Path) -> None:
+    records = _esc_journal(3, 1571, 5, 5)
+    records[10]["ms"] = "1568"
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(report.JournalProblem, match=r"bad\.jsonl:11: a run whose ms is not a whole number"):
+        report.read_journal(path)
+
+
 def test_report_is_a_command_with_a_help_and_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from agent_cards import cli
