@@ -206,25 +206,33 @@ class Tui:
     def key(self, *keys: str) -> None:
         self._tmux("send-keys", "-t", self.session, *keys)
 
-    def say_yes(self, timeout: float = 30.0) -> None:
-        """Answer the permission dialog on screen Yes. The choice is moved down until the screen shows Yes
-        chosen (plan mode's dialog offers No first), one Down at a time: a slow redraw would let a second
-        Down pass Yes. Then Enter until the dialog goes: a key pressed while the dialog is still being
-        drawn can be lost."""
-        deadline = time.monotonic() + timeout
-        while not YES_CHOSEN.search(self.screen()):
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"Yes never showed chosen in the dialog:\n{self.screen()}")
+    def answer_dialog(self, yes: bool, screen: str | None = None) -> bool:
+        """One key for the permission dialog on ``screen`` (else the screen now); whether the dialog went.
+
+        Yes is pressed only once the screen shows it chosen (plan mode's dialog offers No first), the choice
+        moved one Down at a time: a slow redraw would let a second Down pass Yes. The dialog may ignore a key
+        while it is being drawn, and may be drawn again with its first choice: a caller presses until it goes,
+        and each press looks at the screen again."""
+        screen = self.screen() if screen is None else screen
+        if yes and not YES_CHOSEN.search(screen):
             self.key("Down")
             with contextlib.suppress(TimeoutError):
                 self.wait_for(YES_CHOSEN, 10)
+            return False
+        self.key("Enter" if yes else "Escape")
+        gone = time.monotonic() + 2.0
         while DIALOG in self.screen():
+            if time.monotonic() >= gone:
+                return False
+            time.sleep(0.1)
+        return True
+
+    def say_yes(self, timeout: float = 30.0) -> None:
+        """Answer the permission dialog on screen Yes (see :meth:`answer_dialog`)."""
+        deadline = time.monotonic() + timeout
+        while not self.answer_dialog(True):
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"the dialog stayed after Yes:\n{self.screen()}")
-            self.key("Enter")
-            gone = time.monotonic() + 2.0
-            while DIALOG in self.screen() and time.monotonic() < gone:
-                time.sleep(0.1)
+                raise TimeoutError(f"the dialog was never answered Yes:\n{self.screen()}")
 
     def wait_idle(self, timeout: float = 30.0, settle: float = 0.6) -> str:
         """Wait until the footer no longer shows a running turn, for ``settle`` seconds."""

@@ -58,7 +58,7 @@ from agent_cards.record import Record, field
 from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
-from agent_cards_claude_driver.tui import YES_CHOSEN, Tui
+from agent_cards_claude_driver.tui import DIALOG, Tui
 from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX, SCREEN_READ_MS
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import MODE_LABELS, OPEN_TIMEOUT_MS, Plan, step_key
@@ -84,7 +84,6 @@ DEFAULT_MODE_LABEL = "manual mode on"
 MODE_ON = re.compile(r"\b(?:\w+ mode|accept edits|bypass permissions) on\b")
 #: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
 STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
-DIALOG = "Do you want to proceed?"
 #: How Claude Code's refusal of a tool input its schema rejects begins.
 INVALID_INPUT = "<tool_use_error>InputValidationError: "
 #: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
@@ -233,23 +232,6 @@ class _WallClock:
         left = self.t0 + t_ms / 1000 - time.time()
         if left > 0:
             stop.wait(left)
-
-
-def _answer_dialog(tui: Tui, screen: str, yes: bool) -> bool:
-    """One key for the permission dialog on ``screen``; whether the dialog went. Yes is pressed only once
-    the screen shows it chosen (plan mode's dialog offers No first), the choice moved one Down at a time: a
-    slow redraw would let a second Down pass Yes."""
-    if yes and not YES_CHOSEN.search(screen):
-        tui.key("Down")
-        with contextlib.suppress(TimeoutError):
-            tui.wait_for(YES_CHOSEN, 10)
-        return False
-    tui.key("Enter" if yes else "Escape")
-    try:
-        _wait_gone(tui, DIALOG, 2)
-    except TimeoutError:
-        return False
-    return True
 
 
 class _Screen(threading.Thread):
@@ -819,7 +801,7 @@ class RealRunner:
                 # not answer it): press until it goes, and only then is this call's answer spent.
                 yes = asks[0]
                 pressed = time.time()
-                if not _answer_dialog(tui, screen, yes):
+                if not tui.answer_dialog(yes, screen):
                     continue
                 self.dialog_answers.setdefault(n, []).append(pressed)
                 asks.pop(0)
@@ -1167,14 +1149,6 @@ def _last_user_text(body: Any) -> str:
     messages = [m for m in (body.get("messages") or []) if isinstance(m, dict)] if isinstance(body, dict) else []
     users = [m for m in messages if m.get("role") == "user"]
     return text_of(users[-1].get("content")) if users else ""
-
-
-def _wait_gone(tui: Tui, text: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while text in tui.screen():
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"{text!r} still on screen")
-        threading.Event().wait(0.1)
 
 
 def _mode_moved(tui: Tui, label: str | None) -> Callable[[], bool]:

@@ -17,6 +17,8 @@ const AGENT = {
   "bridge.unsure": "This Agent call was not run: the agent cards bridge stopped while {program} was running for it, so lich may already have the task. Look for the worker in lich before asking again; running it here as well could do the work twice."
 } // English; the host's hello hands over the session's language
 const STEP_LIMIT_MS = 5000
+const AFTER_NEXT_LIMIT_MS = 25000
+const TICK_MS = 250
 const READY_LIMIT_MS = 8000
 const BUSY_LIMIT_MS = 150000
 const BUDGET_MARGIN_MS = 2000
@@ -210,11 +212,26 @@ function stop(h, $) {
   restartLater($)
 }
 
-async function step($, h, request) {
+function deadline(ms) {
+  // Rejects once the module has waited ms for an answer with its loop free to read one. A tick that comes late
+  // (the CLI's loop busy with a long redraw, a starved machine) counts as at most two periods: the answer may
+  // be waiting unread on the socket while the timer fires, and a live host must not be taken for a hung one.
   let timer
-  const limit = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`the bridge gave no answer within ${STEP_LIMIT_MS} ms`)), STEP_LIMIT_MS)
+  const promise = new Promise((resolve, reject) => {
+    let waited = 0
+    let last = performance.now()
+    timer = setInterval(() => {
+      const now = performance.now()
+      waited += Math.min(now - last, 2 * TICK_MS)
+      last = now
+      if (waited >= ms) reject(new Error(`the bridge gave no answer within ${ms} ms`))
+    }, TICK_MS)
   })
+  return { promise, clear: () => clearInterval(timer) }
+}
+
+async function step($, h, request, ms) {
+  const limit = deadline(ms)
   try {
     const response = await Promise.race([
       $.http.fetch('http://agent-cards.invalid/step', {
@@ -223,7 +240,7 @@ async function step($, h, request) {
         headers: { authorization: `Bearer ${h.conn.token}`, 'content-type': 'application/json' },
         body: JSON.stringify(request),
       }),
-      limit,
+      limit.promise,
     ])
     if (response.status !== 200) throw new Error(`the bridge answered ${response.status}`)
     return JSON.parse(response.text)
@@ -231,7 +248,7 @@ async function step($, h, request) {
     if (!isCancel(error)) stop(h, $)
     throw error
   } finally {
-    clearTimeout(timer)
+    limit.clear()
   }
 }
 
@@ -251,7 +268,9 @@ async function dispatch($, hook, e, next) {
         request.cancel = cancelled
         cancelled = []
       }
-      const answer = await step($, h, request)
+      // Before next(e) a hung host must leave time for the native call; after it nothing can fall back, so
+      // the module waits nearly as long as the engine's own fetch does for the mod's answer, which replaces next's.
+      const answer = await step($, h, request, beneath ? AFTER_NEXT_LIMIT_MS : STEP_LIMIT_MS)
       for (const effect of answer.effects || []) if (typeof effect.toast === 'string') $.ui.toast(effect.toast)
       if (answer.kind === 'done') return answer.value
       if (answer.kind === 'failed') throw new Error(`the mod failed: ${answer.error}`)

@@ -22,6 +22,8 @@ MIN_PYTHON = (3, 11)
 
 # The module's own limits (milliseconds), written into the generated JavaScript.
 STEP_LIMIT_MS = 5_000  # no answer to one fetch within this: the host hangs (the engine's own limit is 30 s)
+AFTER_NEXT_LIMIT_MS = 25_000  # the same once next(e) ran: no fallback is left, so only a host past saving is let go
+TICK_MS = 250  # how often the module counts its wait for an answer (a late tick counts as two)
 READY_LIMIT_MS = 8_000  # a host that has not said hello by then did not start (within the hook's 10 s budget)
 BUDGET_MARGIN_MS = 2_000  # what the wait for a hello leaves of the hook's budget, for the toast and next(e)
 RESTART_MS = 5_000  # a host that died with workers counted is started again after this (the poll's period)
@@ -99,6 +101,8 @@ def js_module() -> str:
                                ensure_ascii=False),
         "@AGENT@": json.dumps({UNSURE: AGENT[UNSURE]}, indent=2, ensure_ascii=False),
         "@STEP_LIMIT_MS@": str(STEP_LIMIT_MS),
+        "@AFTER_NEXT_LIMIT_MS@": str(AFTER_NEXT_LIMIT_MS),
+        "@TICK_MS@": str(TICK_MS),
         "@READY_LIMIT_MS@": str(READY_LIMIT_MS),
         "@BUSY_LIMIT_MS@": str(BUSY_LIMIT_MS),
         "@BUDGET_MARGIN_MS@": str(BUDGET_MARGIN_MS),

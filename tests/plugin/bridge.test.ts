@@ -36,7 +36,7 @@ async function until(done, what) {
 }
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
-// object), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
+// object, or a promise of one), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
 // `kept`: a state the host tells the module right after its hello.
 function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }, kept = null) {
   const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
@@ -55,13 +55,14 @@ function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LIC
     await ended
     return { code: 0, signal: null }
   })
-  on('http.fetch', ($, e) => {
+  on('http.fetch', async ($, e) => {
     const init = e.init || {}
     expect(init.socketPath).toBe(SOCKET)
     expect(init.headers.authorization).toBe(`Bearer ${TOKEN}`)
     const request = JSON.parse(init.body)
     world.requests.push(request)
-    return { value: { status: 200, ok: true, headers: {}, text: JSON.stringify(answer(request, world)) } }
+    const answered = await answer(request, world)
+    return { value: { status: 200, ok: true, headers: {}, text: JSON.stringify(answered) } }
   })
   on('ui.toast', ($, e) => {
     world.toasts.push(e.text)
@@ -77,6 +78,14 @@ function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LIC
     return { model: 'm', agentId: 'native-agent' }
   })
   return world
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function busyFor(ms) {
+  // The CLI's loop held by synchronous work (a long redraw on a starved machine): no timer or answer is seen.
+  const end = performance.now() + ms
+  while (performance.now() < end);
 }
 
 async function started($, world) {
@@ -241,5 +250,34 @@ test('a host lost while a command runs for the call: denied, in the words the he
   const answer = await $.tool.call(AGENT)
   expect(answer).toEqual({ deny: 'NOT RUN: the bridge stopped while lich ran.' })
   expect(world.natives).toEqual([])
+  world.end()
+})
+
+test("a host slow to answer after next: the mod's answer still replaces next's", { timeoutMs: 30000 }, async ($, on) => {
+  const world = pythonSide(on, async (request) => {
+    if (request.op === 'event') return { kind: 'next', e: request.e, effects: [] }
+    await sleep(6000) // past the limit for a step before next, which would have fallen back
+    return { kind: 'done', value: { result: 'launched as a card' }, effects: [] }
+  })
+  await started($, world)
+  expect((await $.tool.call(AGENT)).result).toBe('launched as a card')
+  expect(world.natives.length).toBe(1)
+  expect(world.spawns.length).toBe(1) // the host was kept
+  world.end()
+})
+
+test('a loop held past the step limit does not make a live host look hung', { timeoutMs: 30000 }, async ($, on) => {
+  const world = pythonSide(on, async () => {
+    // The loop is held for 6 s from the start: the answer, due 5.1 s in, is read only after it, as the
+    // limit's own timer is; the module counts the hold as a moment of waiting, not as 6 s of a hung host.
+    setTimeout(() => busyFor(6000), 0)
+    await sleep(5100)
+    return { kind: 'done', value: { result: 'taken' }, effects: [] }
+  })
+  await started($, world)
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(world.natives).toEqual([])
+  expect(world.toasts).toEqual([])
+  expect(world.spawns.length).toBe(1)
   world.end()
 })
