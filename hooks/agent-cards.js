@@ -23,6 +23,7 @@ const READY_LIMIT_MS = 8000
 const BUSY_LIMIT_MS = 150000
 const BUDGET_MARGIN_MS = 2000
 const RESTART_MS = 5000
+const DENIED = ['tool.call', 'agent.spawn'] // the events a deny answers: the others always go on beneath
 
 let host = null // the running host: { ready, conn, stream, dead }
 let state = null // the mod's state as the host last told it, handed to a host started again
@@ -34,6 +35,7 @@ let serial = 0
 let agentTexts = AGENT // the bridge's agent texts in the session's language, from the host's hello
 let inside = null // whether the session runs inside lich (LICH_BIN and LICH_SESSION_ID set): no host otherwise
 let restart = null // the timer that starts a host again after one died with workers counted
+let gone = null // why the last host of this module went (told to the next, whose journal keeps it)
 
 async function insideLich($) {
   // Outside lich the mod takes nothing, so no Python starts at all: the plugin costs such a session nothing.
@@ -69,7 +71,10 @@ function reasonOf(error) {
 }
 
 function isCancel(error) {
-  return reasonOf(error).includes('user-cancel')
+  // The engine gave the dispatch up: Esc or the person's "no" (user-cancel), or a newer render of the same
+  // component (its $ calls reject with "ui.render: superseded state"). The host is not at fault.
+  const reason = reasonOf(error)
+  return reason.includes('user-cancel') || reason.includes('superseded')
 }
 
 function warnOnce($, key, slots) {
@@ -106,6 +111,7 @@ async function pump($, h, events) {
       },
       state,
       events,
+      after: gone,
     })
     h.stream = $.process.spawn({ argv: [argv0, '-I', '-S', '-c', BOOT], env, input })
     for await (const piece of h.stream) {
@@ -124,6 +130,7 @@ async function pump($, h, events) {
   }
   h.dead = true
   if (host === h) host = null
+  if (!h.stopped) gone = exited(thrown, stderr)
   if (h.conn && !h.stopped) restartLater($)
   if (!h.conn && !h.stopped) {
     // It never said hello: this Python cannot serve the session (missing, too old, or broken).
@@ -139,6 +146,11 @@ async function pump($, h, events) {
     }
   }
   h.settle(null)
+}
+
+function exited(thrown, stderr) {
+  const said = stderr.trim().split('\n').pop()
+  return ['it exited', thrown, said].filter(Boolean).join(': ')
 }
 
 function heard($, h, line) {
@@ -201,11 +213,12 @@ function restartLater($) {
   }, RESTART_MS)
 }
 
-function stop(h, $) {
+function stop(h, $, why) {
   // A host that hangs, or died under a request, is ended (leaving its stream kills it); the next event starts
   // another, and so does the restart timer when workers or an open are kept (a host started meanwhile, as
   // session.start does at once, leaves the timer nothing to do).
   if (host === h) host = null
+  if (!h.stopped) gone = why
   h.dead = true
   h.stopped = true
   if (h.stream) void Promise.resolve(h.stream.return()).catch(() => null)
@@ -230,7 +243,7 @@ function deadline(ms) {
   return { promise, clear: () => clearInterval(timer) }
 }
 
-async function step($, h, request, ms) {
+async function step($, h, request, ms, signal) {
   const limit = deadline(ms)
   try {
     const response = await Promise.race([
@@ -245,7 +258,7 @@ async function step($, h, request, ms) {
     if (response.status !== 200) throw new Error(`the bridge answered ${response.status}`)
     return JSON.parse(response.text)
   } catch (error) {
-    if (!isCancel(error)) stop(h, $)
+    if (!isCancel(error) && !signal.aborted) stop(h, $, `a ${request.op} step failed: ${reasonOf(error)}`)
     throw error
   } finally {
     limit.clear()
@@ -270,7 +283,7 @@ async function dispatch($, hook, e, next) {
       }
       // Before next(e) a hung host must leave time for the native call; after it nothing can fall back, so
       // the module waits nearly as long as the engine's own fetch does for the mod's answer, which replaces next's.
-      const answer = await step($, h, request, beneath ? AFTER_NEXT_LIMIT_MS : STEP_LIMIT_MS)
+      const answer = await step($, h, request, beneath ? AFTER_NEXT_LIMIT_MS : STEP_LIMIT_MS, next.signal)
       for (const effect of answer.effects || []) if (typeof effect.toast === 'string') $.ui.toast(effect.toast)
       if (answer.kind === 'done') return answer.value
       if (answer.kind === 'failed') throw new Error(`the mod failed: ${answer.error}`)
@@ -301,11 +314,13 @@ async function dispatch($, hook, e, next) {
       throw error
     }
     const kept = opening(e)
-    if (busy.length || kept || isCancel(error) || next.signal.aborted) {
+    const gaveUp = isCancel(error) || next.signal.aborted
+    if (DENIED.includes(next.event) && (busy.length || kept || gaveUp)) {
       // A command was running for this call (lich may have the task), or the engine gave up on it.
       return { deny: say(agentTexts['bridge.unsure'], { program: busy[0] || kept || 'agent_cards.bridge' }) }
     }
-    warnOnce($, 'bridge.failed', { reason: reasonOf(error) })
+    // A redraw or a prompt has nothing at stake: it goes on as Claude Code's own (a deny is no answer to it).
+    if (!gaveUp) warnOnce($, 'bridge.failed', { reason: reasonOf(error) })
     return next(e)
   }
 }
@@ -315,7 +330,7 @@ export function register(on) {
     // The host starts before core's own step, so that Python's start-up overlaps the session's: the first
     // Agent call then seldom waits for it. Core only echoes the cwd (a hook's value changes nothing).
     if (await insideLich($)) {
-      if (host) stop(host, $) // raised again in this copy of the module: a fresh host, the state kept
+      if (host) stop(host, $, 'session.start came again') // raised again in this copy of the module: a fresh host, the state kept
       start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
     } // outside lich: no host, every call stays Claude Code's own
     return next(e)

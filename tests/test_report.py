@@ -165,6 +165,21 @@ def test_a_replay_that_differs_is_said_in_one_line_per_place(lich: LoggedLich) -
     assert any(line.startswith("differs: answer toolu_01A: another agentId") for line in lines), lines
 
 
+def test_the_journal_says_why_the_host_before_went(lich: LoggedLich, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module tells a host it starts again why the last one went; the journal's start record keeps it
+    (cut to its limit), and a session's first host says null."""
+    first, _ = run_session(lich)
+    assert report.read_journal(first)[0]["after"] is None
+    why = "a resume step failed: ui.render: superseded state"
+    monkeypatch.setenv("AGENT_CARDS_JOURNAL_DIR", str(tmp_path / "again"))  # a file of its own (same pid)
+    again = BridgeSession(env_of(lich), None, lambda text: None, after=why + "!" * 500)
+    assert again.journal is not None
+    again.journal.flush()
+    [start, *_] = report.read_journal(Path(again.journal.path))
+    assert start["after"] == (why + "!" * 500)[:journal_module.AFTER_CHARS]
+
+
 def test_the_journal_keeps_no_prompt_and_no_secret_by_default(lich: LoggedLich) -> None:
     path, _ = run_session(lich)
     text = path.read_text(encoding="utf-8")

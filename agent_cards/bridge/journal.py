@@ -7,7 +7,8 @@ stays free of I/O and never sees it. One record a line, each with ``k`` (its kin
 host started):
 
 - ``start``: the host's pid, the session id when the engine gives one, the value of every variable the mod
-  reads, the state handed over by a host before this one, how prompts are kept;
+  reads, the state handed over by a host before this one, why that host went (``after``: a step that failed,
+  its exit; null for the first), how prompts are kept;
 - ``event``: a hook event the mod received (``d`` the dispatch, ``hook``, ``event``, ``origin``, and only
   the input fields the mod reads); ``next``: the mod passed it on (``e`` as passed); ``beneath``: what came
   back from beneath (or ``error``); ``answer``: the hook's answer (or ``error``);
@@ -57,6 +58,7 @@ from agent_cards.engine import DEFAULT_TIMEOUT_MS, Event, HookResult, ProcessRes
 VERSION = 1
 PART_BYTES = 4 << 20  # a journal file is cut past this; the part before is kept once (8 MiB at most a host)
 OUTPUT_CHARS = 64 << 10  # each of a run's stdout and stderr, kept up to this
+AFTER_CHARS = 300  # why the previous host went, kept up to this
 KEEP_JOURNALS = 20  # the newest journals a folder keeps
 FLUSH_S = 0.25  # records are written together this long after the first of them: never while a step is served
 SUFFIX = ".jsonl"
@@ -400,9 +402,10 @@ class JournaledHost:
         self.ui = _JournaledUI(inner.ui, journal, d)
 
 
-def open_journal(env: Any, state: object, names: Sequence[str], environ: Mapping[str, str] | None = None
-                 ) -> SessionJournal | None:
-    """This host's journal, or None (turned off, outside lich, or no private folder to keep it in)."""
+def open_journal(env: Any, state: object, names: Sequence[str], environ: Mapping[str, str] | None = None,
+                 after: str | None = None) -> SessionJournal | None:
+    """This host's journal, or None (turned off, outside lich, or no private folder to keep it in). ``after``:
+    why the module's previous host went (a step that failed, an exit), as the module tells it."""
     environ = os.environ if environ is None else environ
     values = {name: env.get(name) for name in names}
     if not wanted(environ, values.get("LICH_BIN"), values.get("LICH_SESSION_ID")):
@@ -419,5 +422,5 @@ def open_journal(env: Any, state: object, names: Sequence[str], environ: Mapping
     handed = ModState.from_json(state).to_json() if state is not None else None
     start = {"v": VERSION, "wall": round(time.time() * 1000), "pid": os.getpid(),
              "session": environ.get("CLAUDE_CODE_SESSION_ID") or None, "env": values, "state": handed,
-             "prompts": "keep" if keep else "hash", "part": 1}
+             "prompts": "keep" if keep else "hash", "part": 1, "after": None if after is None else after[:AFTER_CHARS]}
     return SessionJournal(path, start, keep)

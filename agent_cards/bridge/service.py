@@ -76,7 +76,8 @@ async def serve(
     env: Mapping[str, Any] = given if isinstance(given, dict) else {}
     events = boot.get("events")
     boot_events = [item for item in events if isinstance(item, dict)] if isinstance(events, list) else []
-    session = BridgeSession(env, boot.get("state"), write, boot_events)
+    after = boot.get("after")
+    session = BridgeSession(env, boot.get("state"), write, boot_events, after=after if isinstance(after, str) else None)
     folder = make_folder(runtime_root(os.environ))
     remove_at_exit(folder)
     path = os.path.join(folder, "s")

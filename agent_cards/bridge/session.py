@@ -119,7 +119,8 @@ class BridgeSession:
     """The mod for one Claude Code session, served over the socket."""
 
     def __init__(self, env: Mapping[str, Any], state: object, write: Callable[[str], None],
-                 events: Sequence[Mapping[str, Any]] = (), machine: Mapping[str, str] | None = None) -> None:
+                 events: Sequence[Mapping[str, Any]] = (), machine: Mapping[str, str] | None = None,
+                 after: str | None = None) -> None:
         self._write = write
         self.env = BridgeEnv(env)
         self.clock = BridgeClock(self.later)
@@ -139,7 +140,7 @@ class BridgeSession:
         if first != ModState.from_json(state):  # the module learns what this host starts from
             self.emit({"state": first.to_json()})
         self.hooks, self.mod = registrations(self.store)
-        self.journal = open_journal(self.env, state, sorted({*self.env.values, *MOD_NAMES}))
+        self.journal = open_journal(self.env, state, sorted({*self.env.values, *MOD_NAMES}), after=after)
         self.dispatches: dict[str, BridgeDispatch] = {}
         self.timers: set[asyncio.Task[None]] = set()
         self.busy_ms = 0.0  # Python's own time serving steps (bench)

@@ -36,7 +36,7 @@ async function until(done, what) {
 }
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
-// object, or a promise of one), or throws to make the fetch fail. `start` is 'ok', or 'fails' for a Python that cannot start.
+// object, or a promise of one), or throws to make the fetch fail; `{ reject: text }` makes it reject with text. `start` is 'ok', or 'fails' for a Python that cannot start.
 // `kept`: a state the host tells the module right after its hello.
 function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }, kept = null) {
   const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
@@ -62,6 +62,7 @@ function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LIC
     const request = JSON.parse(init.body)
     world.requests.push(request)
     const answered = await answer(request, world)
+    if (answered && answered.reject) return { deny: answered.reject } // the module's fetch rejects with these words
     return { value: { status: 200, ok: true, headers: {}, text: JSON.stringify(answered) } }
   })
   on('ui.toast', ($, e) => {
@@ -279,5 +280,47 @@ test('a loop held past the step limit does not make a live host look hung', { ti
   expect(world.natives).toEqual([])
   expect(world.toasts).toEqual([])
   expect(world.spawns.length).toBe(1)
+  world.end()
+})
+
+// A newer render of the footer gives the older one up: its $ calls reject with these words (measured in 2.1.328).
+const SUPERSEDED = 'ui.render: superseded state'
+const FOOTER = { component: 'SessionMode', props: { modes: [] } }
+
+test('a render given up before next: the plain render, no toast, the same host', async ($, on) => {
+  let first = true
+  const world = pythonSide(on, (request) => {
+    if (request.event === 'ui.render' && first) {
+      first = false
+      return { reject: SUPERSEDED }
+    }
+    return { kind: 'done', value: { result: 'taken' }, effects: [] }
+  })
+  await started($, world)
+  const drawn = await $.ui.render(FOOTER)
+  expect(drawn.type).toBe('engine') // never a deny, which is no answer to a render
+  expect(world.toasts).toEqual([])
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(world.spawns.length).toBe(1) // the host was not taken for a broken one
+  world.end()
+})
+
+test('a render given up after next: next\'s render, the same host, told at the next request', async ($, on) => {
+  let first = true
+  const world = pythonSide(on, (request) => {
+    if (request.op === 'event' && request.event === 'ui.render') return { kind: 'next', e: request.e, effects: [] }
+    if (request.op === 'resume' && first) {
+      first = false
+      return { reject: SUPERSEDED }
+    }
+    return { kind: 'done', value: { result: 'taken' }, effects: [] }
+  })
+  await started($, world)
+  const drawn = await $.ui.render(FOOTER)
+  expect(drawn.type).toBe('engine')
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(world.spawns.length).toBe(1)
+  const render = world.requests.find((r) => r.event === 'ui.render')
+  expect(world.requests[world.requests.length - 1].cancel).toEqual([render.id])
   world.end()
 })
