@@ -151,7 +151,7 @@ def _unanswered_goes_native(self: taken.Opening, printed: ProcessResult | BaseEx
 #: deeper than DEEP_LIST's comment says)
 PLANTED = {
     "a deep sessions list raises in every poll": (
-        (lich_calls, "listed_states", _old_listed_states), 3, "mod-report", "RecursionError"),
+        (lich_calls, "listed_states", _old_listed_states), 2, "mod-report", "RecursionError"),
     "an answered call is counted": (
         (AgentCards, "agent_spawn", _counts_an_answered_call), 4, "count", "no footer"),
     "an unanswered delivery goes native": (

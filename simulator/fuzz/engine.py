@@ -110,17 +110,23 @@ def same_constants() -> Iterator[None]:
     try:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants, _constants_from_source
+        from hypothesis.internal.floats import float_to_int
+        from sortedcontainers import SortedSet  # type: ignore[import-untyped]  # hypothesis depends on it
     except ImportError:
         yield
         return
     if not callable(getattr(providers, "_get_local_constants", None)):
         yield
         return
-    fixed = Constants()
+    found = Constants()
     for info in sorted(pkgutil.walk_packages(agent_cards.__path__, "agent_cards."), key=lambda m: m.name):
         if not info.ispkg and not info.name.endswith("__main__"):
             source = Path(str(importlib.import_module(info.name).__file__)).read_bytes()
-            fixed |= _constants_from_source(source, limit=True)
+            found |= _constants_from_source(source, limit=True)
+    # Kept in sorted sets, as hypothesis keeps its own: a plain set of texts iterates in the order of the
+    # process's string hashes, and the draws would differ from one process to the next.
+    fixed = Constants(integers=SortedSet(found.integers), floats=SortedSet(found.floats, key=float_to_int),
+                      bytes=SortedSet(found.bytes), strings=SortedSet(found.strings))
     saved = providers._get_local_constants
     providers._get_local_constants = lambda: fixed
     providers.CONSTANTS_CACHE.cache.clear()

@@ -528,6 +528,7 @@ class FakeClaudeCode:
     async def _raise_session_start(self, interactive: bool, plugin: str | None) -> None:
         """``session.start`` down every module's hooks, or only ``plugin``'s (a reloaded module)."""
         self.transcript.record("session.start", interactive=interactive)
+        self._revive()  # the module's session.start hook starts a host with the event, whatever came before
         e = {"cwd": self.session.cwd, "surface": "terminal" if interactive else None, "isInteractive": interactive}
 
         async def core(e: Event) -> HookResult:
