@@ -272,6 +272,12 @@ def _ended(d: _JournalDispatch) -> int:
     return answered if d.cancelled_t is None else min(answered, d.cancelled_t)
 
 
+def _record_end(r: Mapping[str, Any]) -> int:
+    """When a record's work ended: a run's at its start plus its length (the two are rounded apart, so the end
+    can come a millisecond after the record that followed it), any other's at its time."""
+    return int(r["t"]) + (int(r.get("ms") or 0) if r["k"] in ("run", "collect") else 0)
+
+
 def _is(r: Mapping[str, Any], lich: str | None, command: str) -> bool:
     argv = r.get("argv") or []
     return len(argv) >= 2 and argv[0] == lich and argv[1] == command
@@ -510,10 +516,8 @@ class _JournalSession:
                     agent_ids[result["agentId"]] = self._id(d)
             now = max(begun, end)
             i += len(group)
-        # The polls and footer changes after the last call, and each run to its end: a run's start and its
-        # length are rounded apart, so its end can come a millisecond after the record that followed it.
-        last = max(r["t"] + (r.get("ms") or 0 if r["k"] in ("run", "collect") else 0) for r in self.records)
-        if last > now:
+        last = max(_record_end(r) for r in self.records)
+        if last > now:  # the polls and footer changes after the last call, and each run to its end
             steps.append({"wait": last - now})
         return steps
 

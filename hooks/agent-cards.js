@@ -258,7 +258,7 @@ async function step($, h, request, ms, signal) {
     if (response.status !== 200) throw new Error(`the bridge answered ${response.status}`)
     return JSON.parse(response.text)
   } catch (error) {
-    if (!isCancel(error) && !signal.aborted) stop(h, $, `a ${request.op} step failed: ${reasonOf(error)}`)
+    if (!isCancel(error) && !signal.aborted) stop(h, $, `the ${request.op} step failed: ${reasonOf(error)}`)
     throw error
   } finally {
     limit.clear()
@@ -330,7 +330,8 @@ export function register(on) {
     // The host starts before core's own step, so that Python's start-up overlaps the session's: the first
     // Agent call then seldom waits for it. Core only echoes the cwd (a hook's value changes nothing).
     if (await insideLich($)) {
-      if (host) stop(host, $, 'session.start came again') // raised again in this copy of the module: a fresh host, the state kept
+      // Raised again in this copy of the module: a fresh host, the state kept.
+      if (host) stop(host, $, 'session.start came again')
       start($, [{ event: 'session.start', e, result: { cwd: e.cwd } }])
     } // outside lich: no host, every call stays Claude Code's own
     return next(e)

@@ -171,7 +171,7 @@ def test_the_journal_says_why_the_host_before_went(lich: LoggedLich, tmp_path: P
     (cut to its limit), and a session's first host says null."""
     first, _ = run_session(lich)
     assert report.read_journal(first)[0]["after"] is None
-    why = "a resume step failed: ui.render: superseded state"
+    why = "the resume step failed: ui.render: superseded state"
     monkeypatch.setenv("AGENT_CARDS_JOURNAL_DIR", str(tmp_path / "again"))  # a file of its own (same pid)
     again = BridgeSession(env_of(lich), None, lambda text: None, after=why + "!" * 500)
     assert again.journal is not None

@@ -211,6 +211,10 @@ test('a fetch that fails before next: native, with one toast', async ($, on) => 
   expect((await $.tool.call(AGENT)).result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
   expect(world.natives.length).toBe(1)
   expect(world.toasts.length).toBe(1)
+  await $.tool.call({ ...AGENT, tool_use_id: 'toolu_2' }) // a host started again is told why the last one went
+  expect(world.spawns.length).toBe(2)
+  expect(JSON.parse(world.spawns[0].input).after).toBe(null)
+  expect(JSON.parse(world.spawns[1].input).after).toMatch(/^the event step failed: /)
   world.end()
 })
 
@@ -287,15 +291,23 @@ test('a loop held past the step limit does not make a live host look hung', { ti
 const SUPERSEDED = 'ui.render: superseded state'
 const FOOTER = { component: 'SessionMode', props: { modes: [] } }
 
-test('a render given up before next: the plain render, no toast, the same host', async ($, on) => {
+function supersededOnce(when, otherwise) {
+  // The host's answers: the first request `when` picks is given up as a newer render gives it up; the others
+  // get `otherwise`'s answer.
   let first = true
-  const world = pythonSide(on, (request) => {
-    if (request.event === 'ui.render' && first) {
+  return (request) => {
+    if (first && when(request)) {
       first = false
       return { reject: SUPERSEDED }
     }
-    return { kind: 'done', value: { result: 'taken' }, effects: [] }
-  })
+    return otherwise(request)
+  }
+}
+
+const TAKEN = () => ({ kind: 'done', value: { result: 'taken' }, effects: [] })
+
+test('a render given up before next: the plain render, no toast, the same host', async ($, on) => {
+  const world = pythonSide(on, supersededOnce((request) => request.event === 'ui.render', TAKEN))
   await started($, world)
   const drawn = await $.ui.render(FOOTER)
   expect(drawn.type).toBe('engine') // never a deny, which is no answer to a render
@@ -306,15 +318,8 @@ test('a render given up before next: the plain render, no toast, the same host',
 })
 
 test('a render given up after next: next\'s render, the same host, told at the next request', async ($, on) => {
-  let first = true
-  const world = pythonSide(on, (request) => {
-    if (request.op === 'event' && request.event === 'ui.render') return { kind: 'next', e: request.e, effects: [] }
-    if (request.op === 'resume' && first) {
-      first = false
-      return { reject: SUPERSEDED }
-    }
-    return { kind: 'done', value: { result: 'taken' }, effects: [] }
-  })
+  const world = pythonSide(on, supersededOnce((request) => request.op === 'resume', (request) =>
+    request.op === 'event' && request.event === 'ui.render' ? { kind: 'next', e: request.e, effects: [] } : TAKEN()))
   await started($, world)
   const drawn = await $.ui.render(FOOTER)
   expect(drawn.type).toBe('engine')
