@@ -25,6 +25,7 @@ Each transcript becomes lanes, and each lane is compared on its own:
 |  | model read with it, exactly (through :data:`NORMALISATIONS`) |
 | ``report`` | what the engine reported about a hook (the real run shows none the harness can read) |
 | ``keys`` | Esc, reload and the person's mode switches (with the mode) in order |
+| ``rewind`` | Claude Code's Rewind panel opening and closing, in order |
 | ``lifecycle`` | the session's own turns in order: a new process (``resume``, and how), a session host that died |
 |  | (``host.dies``), one the module started again by itself (``host.start``) |
 | ``order`` | per call: its permission before its spawn and its answer, its spawn before a launch's answer |
@@ -628,6 +629,7 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
         return [f"mode {e.get('mode')}" if e["kind"] == "mode" else e["kind"]
                 for e in events if e["kind"] in ("esc", "reload", "mode")]
     _sequence("keys", keys(fake), keys(real), out)
+    _sequence("rewind", [e.get("open") for e in _of(fake, "rewind")], [e.get("open") for e in _of(real, "rewind")], out)
     def lifecycle(events: Events) -> list[tuple[str, Any]]:
         return [(e["kind"], e.get("how")) for e in events if e["kind"] in ("resume", "host.dies", "host.start")]
     _sequence("lifecycle", lifecycle(fake), lifecycle(real), out)

@@ -25,6 +25,7 @@ Where each event comes from:
 |  | input: the call's input as the model sent it |
 | ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
 | ``note`` | fake-lich's world after the run: the notes its workers' reports were due to bring, at their time |
+| ``rewind`` | the screen, read with the footer: Claude Code's Rewind panel as it opens and closes |
 | ``esc``, ``reload``, ``mode`` | the runner, when it presses the key, reloads, or starts a mode switch |
 | ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
 | ``host.start`` | a session host the module started by itself (its stdin carries no ``session.start``) |
@@ -84,6 +85,8 @@ DEFAULT_MODE_LABEL = "manual mode on"
 MODE_ON = re.compile(r"\b(?:\w+ mode|accept edits|bypass permissions) on\b")
 #: The row the lich line shares with the permission mode: seen without a lich line, the footer has none.
 STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
+#: Claude Code's Rewind panel (Esc twice at the idle prompt): its line under the title, in either wording.
+REWIND_PANEL = re.compile(r"Restore the (?:code and/or )?conversation to the point before")
 #: How Claude Code's refusal of a tool input its schema rejects begins.
 INVALID_INPUT = "<tool_use_error>InputValidationError: "
 #: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
@@ -236,7 +239,7 @@ class _WallClock:
 
 class _Screen(threading.Thread):
     """Reads the screen every :data:`SCREEN_READ_MS`: the footer's lich line as it changes (the mod's count, or
-    the errands the stand-in status module draws)."""
+    the errands the stand-in status module draws), and when Claude Code's Rewind panel opens and closes."""
 
     def __init__(self, tui: Tui, errands: Sequence[str] = ()) -> None:
         super().__init__(daemon=True)
@@ -244,6 +247,7 @@ class _Screen(threading.Thread):
         self.line = re.compile("|".join([FOOTER.pattern, *(re.escape(f"lich: {text}") for text in errands)]))
         self.stop = threading.Event()
         self.footers: list[tuple[float, str | None]] = []
+        self.panels: list[tuple[float, bool]] = []  # the Rewind panel: (when, open) at each change
         self.last = ""
 
     def run(self) -> None:
@@ -256,6 +260,9 @@ class _Screen(threading.Thread):
                 seen = line is not None or STATUS_ROW.search(self.last) is not None
                 if seen and (not self.footers or self.footers[-1][1] != line):
                     self.footers.append((time.time(), line))
+                panel = REWIND_PANEL.search(self.last) is not None
+                if panel != (bool(self.panels) and self.panels[-1][1]):
+                    self.panels.append((time.time(), panel))
             self.stop.wait(SCREEN_READ_MS / 1000)
 
 
@@ -462,7 +469,7 @@ class RealRunner:
                     watcher.join(5)
                 with contextlib.suppress(TimeoutError, AssertionError):
                     tui.exit()
-                events = self._events(model, watcher.footers, sandbox)
+                events = self._events(model, watcher.footers, sandbox, watcher.panels)
         finally:
             model.close()
             sandbox.cleanup()
@@ -841,7 +848,7 @@ class RealRunner:
     # -- the transcript -------------------------------------------------------------------------------
 
     def _events(self, model: ConformModel, footers: Sequence[tuple[float, str | None]],
-                sandbox: Sandbox) -> list[dict[str, Any]]:
+                sandbox: Sandbox, panels: Sequence[tuple[float, bool]] = ()) -> list[dict[str, Any]]:
         ms = self.clock.ms
         events: list[dict[str, Any]] = []
         for boot in sorted(self.boots.glob("boot.*")):
@@ -869,6 +876,7 @@ class RealRunner:
                     events.append({"t": ms(float(line.get("t") or 0)), "kind": "toast", "text": effect["toast"]})
         for at, footer in footers:
             events.append({"t": ms(at), "kind": "footer", "line": footer})
+        events += [{"t": ms(at), "kind": "rewind", "open": shown} for at, shown in panels]
         prompts = {str(c.input.get("prompt")): c.id for calls in self.call_steps.values() for c in calls
                    if c.tool == "Agent"}
         seen: set[str] = set()

@@ -220,6 +220,11 @@ def _plain_rule_reaches_the_hooks() -> contextlib.AbstractContextManager[Any]:
     return mock.patch.object(PermissionVerdict, "removes_tool", property(lambda self: False))
 
 
+def _no_double_press() -> contextlib.AbstractContextManager[Any]:
+    """Every Esc at the idle prompt is a press of its own: the Rewind panel never opens."""
+    return mock.patch.object(claude_code, "DOUBLE_PRESS_MS", -1)
+
+
 _REJECTED = results.USER_REJECTED
 KIT: tuple[Plant, ...] = (
     Plant("footer one poll late", "timing", "a falling footer is drawn only after the next poll",
@@ -268,6 +273,8 @@ KIT: tuple[Plant, ...] = (
                          "permission rule.")),
     Plant("plain deny rule reaches the hooks", "lane", "permissions.deny: [Agent] leaves the tool in the session, "
           "so the mod takes the call", ("scenarios/perm/rule-deny-plain.yaml",), _plain_rule_reaches_the_hooks),
+    Plant("no Rewind panel", "lane", "Esc twice at the idle prompt opens nothing, so the footer is drawn on",
+          ("scenarios/stop/esc.yaml", "scenarios/footer/rewind-panel.yaml"), _no_double_press),
 )
 
 

@@ -32,6 +32,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "prompt": ("text", "notifications", "context"),  # the person's prompt, what the model reads with it
     "host.dies": (),  # the plugin's session host died
     "host.start": (),  # ...and another started from the kept state
+    "rewind": ("open",),  # Claude Code's Rewind panel opened (Esc twice at the idle prompt) or closed
 }
 
 

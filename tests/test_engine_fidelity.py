@@ -231,3 +231,64 @@ def test_a_no_at_one_dialog_excuses_the_answer_time_of_every_call_of_the_turn() 
         ]
 
     assert compare(transcript(0), transcript(34_000), side_by_side=True).differences == []
+
+
+# --- Esc twice at the idle prompt: the Rewind panel (measured on 2.1.328 and 2.1.332) ---------------------------
+
+
+def _rewinds(host: FakeClaudeCode) -> list[tuple[int, bool]]:
+    return [(e["t"], e["open"]) for e in host.transcript.of("rewind")]
+
+
+async def test_esc_twice_at_the_idle_prompt_opens_the_rewind_panel_only_once_the_conversation_has_a_turn() -> None:
+    async with _host(lambda on: None) as host:
+        host.esc()
+        host.esc()  # nothing to go back to yet: two presses, no panel
+        assert _rewinds(host) == []
+        await host.call("TaskStop", {"task_id": "nothing"}, "toolu_1")
+        host.esc()
+        host.esc()
+        assert _rewinds(host) == [(0, True)]
+        host.esc()  # the next Esc closes it
+        assert _rewinds(host) == [(0, True), (0, False)]
+
+
+async def test_two_escs_further_apart_than_the_double_press_are_two_presses() -> None:
+    async with _host(lambda on: None) as host:
+        await host.call("TaskStop", {"task_id": "nothing"}, "toolu_1")
+        host.esc()
+        await asyncio.sleep(0.801)
+        host.esc()
+        assert _rewinds(host) == []
+        await asyncio.sleep(0.8)
+        host.esc()  # 800 ms after the one before: a double press
+        assert _rewinds(host) == [(1601, True)]
+
+
+async def test_an_esc_that_interrupts_a_call_is_no_first_press_of_a_double_press() -> None:
+    async def slow(host: Any, e: Event, next: Any) -> HookResult:
+        await asyncio.sleep(1)
+        return dict(await next(e))
+
+    async with _host(lambda on: on("tool.call", {"tool": "Agent"}, slow)) as host:
+        calling = asyncio.ensure_future(host.call("Agent", dict(AGENT), "toolu_1"))
+        await asyncio.sleep(0.1)
+        host.esc()  # the turn's call is interrupted
+        await calling
+        host.esc()  # the idle prompt's first press
+        assert _rewinds(host) == []
+        host.esc()
+        assert _rewinds(host) == [(100, True)]
+
+
+async def test_the_footer_is_not_drawn_under_the_rewind_panel_and_is_drawn_again_when_a_prompt_closes_it() -> None:
+    async with _host(lambda on: None) as host:
+        await host.call("TaskStop", {"task_id": "nothing"}, "toolu_1")
+        host.esc()
+        host.esc()
+        await host.render_footer()
+        assert host.transcript.of("footer") == []
+        await host.prompt("Carry on")  # the person leaves the panel to type
+        await host.settle()
+        assert _rewinds(host) == [(0, True), (0, False)]
+        assert len(host.transcript.of("footer")) == 1

@@ -19,6 +19,8 @@ nothing beneath them (no permission check, no ``agent.spawn``, no agent); the mo
 cut off (the bridge's session host runs them in a process session of its own, which Esc does not reach).
 The person's "no" at a permission dialog ends the turn the same way, and dialogs come one at a time, so
 the other calls of that reply are never asked.
+Esc twice within 800 ms at the idle prompt opens the Rewind panel over the prompt and the footer's row
+(measured on 2.1.328 and 2.1.332): no footer is drawn until the next Esc closes it.
 
 A reload runs ``register`` again in a fresh module and raises ``session.start`` again for that module
 (its hooks only), with the session's interactive flag (measured on 2.1.328).
@@ -237,9 +239,23 @@ class _Books(Record):
     launched: dict[str, str] = field(default_factory=dict)
     told: list[str] = field(default_factory=list)  # notifications the model reads with its next prompt
     process: int = 1  # the Claude Code process the session runs in: a continue or a resume starts the next
+    turns: int = 0  # calls and prompts the conversation holds: the Rewind panel opens only with one to go back to
 
 
 RESTART_MS = 5_000  # the plugin's module starts a session host again this long after one died with workers
+#: Two Escs at the idle prompt this close together are a double press (2.1.332's input waits 800 ms for the
+#: second): it opens the Rewind panel.
+DOUBLE_PRESS_MS = 800
+
+
+class _Prompt(Record):
+    """What the asking session's prompt shows: a turn running, or the Rewind panel over it (measured on 2.1.332:
+    Esc twice at the idle prompt opens the panel, which takes the prompt's place with the footer's row, so no
+    footer is drawn while it is open: the mod's redraws wait; Esc closes it)."""
+
+    busy: int = 0  # tool calls and prompts of the session in flight: Esc interrupts them, not the idle prompt
+    idle_esc: int | None = None  # when Esc was last pressed at the idle prompt (the first of a double press)
+    rewind: bool = False  # the Rewind panel is open
 
 
 class KeptStore(MemoryStore):
@@ -291,6 +307,7 @@ class FakeClaudeCode:
         self._permission_mode = session.permission_mode  # what agent.spawn carries as permissionMode
         self._background = _Background()
         self._books = _Books()
+        self._prompt = _Prompt()
         self._kept = MemoryStore()  # the session's state as the plugin keeps it across modules and processes
         self._dead = False  # the session host died: the next event that needs it starts another
         self.host_life = AbortSignal()  # the running session host's life: aborted when it dies
@@ -466,6 +483,7 @@ class FakeClaudeCode:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        self._close_rewind(redraw=False)  # /exit is typed at the prompt; the new process draws its own screen
         self.registry.drop_plugin(MOD_PLUGIN)
         self._dead = False
         books = self._books
@@ -488,7 +506,10 @@ class FakeClaudeCode:
     async def prompt(self, text: str) -> None:
         """The person types a prompt: ``prompt.submit`` down the hooks; the model reads it with what the hooks
         put beside it, after the notifications that waited for a prompt."""
+        self._close_rewind()
         self._revive()
+        self._books.turns += 1
+        self._prompt.idle_esc = None
         told, self._books.told = self._books.told, []
         e: Event = {"text": text, "origin": {"kind": "composer"}, "wait": False}
 
@@ -498,13 +519,18 @@ class FakeClaudeCode:
                 entered["context"] = e["context"]
             return entered
 
-        entered = await self.chain.dispatch("prompt.submit", e, core, ENGINE, self._turn)
+        self._prompt.busy += 1
+        try:
+            entered = await self.chain.dispatch("prompt.submit", e, core, ENGINE, self._turn)
+        finally:
+            self._prompt.busy -= 1
         self.transcript.record("prompt", text=text, notifications=told, context=list(entered.get("context") or []))
 
     async def reload(self) -> None:
         """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
         raised again for the reloaded module alone (2.1.328), once a session has started. The plugin's module
         starts a fresh session host, which reads the state its session keeps."""
+        self._close_rewind()  # the command is typed at the prompt
         self._stop_module()
         self._dead = False
         self.transcript.record("reload")
@@ -544,9 +570,35 @@ class FakeClaudeCode:
 
     def esc(self) -> None:
         """Esc in the asking session: its own turn is interrupted (a call in flight is answered with the
-        engine's rejection, its hooks go on with their signal aborted); background work goes on."""
+        engine's rejection, its hooks go on with their signal aborted); background work goes on. At the idle
+        prompt, a second Esc within :data:`DOUBLE_PRESS_MS` opens the Rewind panel (when the conversation has
+        a turn to go back to), and the next Esc closes it."""
         self.transcript.record("esc")
+        screen = self._prompt
+        if screen.rewind:
+            self._close_rewind()
+            return
+        now = self.now()
+        if screen.busy:
+            screen.idle_esc = None
+        elif screen.idle_esc is not None and now - screen.idle_esc <= DOUBLE_PRESS_MS:
+            screen.idle_esc = None  # a double press, with a turn to go back to or none
+            if self._books.turns:
+                screen.rewind = True
+                self.transcript.record("rewind", open=True)
+        else:
+            screen.idle_esc = now
         self._end_turn(self._turn)
+
+    def _close_rewind(self, redraw: bool = True) -> None:
+        """The Rewind panel goes (Esc, or the person leaves it to type): the prompt is back, and the footer drawn
+        again (``redraw``; a new process draws a screen of its own)."""
+        if not self._prompt.rewind:
+            return
+        self._prompt.rewind = False
+        self.transcript.record("rewind", open=False)
+        if redraw:
+            self.schedule_footer()
 
     def _end_turn(self, turn: AbortSignal) -> None:
         """``turn`` is interrupted, if it is still the session's: every call of it still in flight is answered with
@@ -566,7 +618,18 @@ class FakeClaudeCode:
         permission: PermissionVerdict | None = None,
     ) -> dict[str, Any]:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
+        self._close_rewind()  # a turn needs the prompt: the person left the panel for it
         self._revive()
+        self._books.turns += 1
+        self._prompt.idle_esc = None
+        self._prompt.busy += 1
+        try:
+            return await self._call(tool, tool_input, call_id, origin, agent_id, permission)
+        finally:
+            self._prompt.busy -= 1
+
+    async def _call(self, tool: str, tool_input: dict[str, Any], call_id: str, origin: Origin, agent_id: str | None,
+                    permission: PermissionVerdict | None) -> dict[str, Any]:
         self.transcript.record("call", call=call_id, tool=tool, input=tool_input)
         verdict = permission or PermissionVerdict()
         if tool == "Agent" and verdict.removes_tool:  # the plain deny rule: no such tool, no hook runs
@@ -611,6 +674,8 @@ class FakeClaudeCode:
         self.schedule_footer()
 
     async def render_footer(self) -> None:
+        if self._prompt.rewind:  # the panel covers the footer's row: nothing is drawn until it closes
+            return
         self._revive()  # a redraw starts a session host that died
         e: Event = {
             "surface": "terminal",

@@ -111,6 +111,10 @@ EVENTS: dict[str, EventKind] = {
     }),
     "host.dies": EventKind("The plugin's session host died (the mod's memory and timers with it).", {}),
     "host.start": EventKind("Another session host started, from the state the session keeps.", {}),
+    "rewind": EventKind("Claude Code's Rewind panel opened (Esc twice within 800 ms at the idle prompt) or closed "
+                        "(Esc, or the person left it to type); no footer is drawn while it is open.", {
+        "open": "true when it opened, false when it closed.",
+    }),
     "report": EventKind("A line of the engine's own report: a hook it skipped, a hook that overran, a timer that "
                         "failed.", {"text": "The report's text."}),
 }

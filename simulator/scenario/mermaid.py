@@ -88,6 +88,8 @@ def lines_of(event: dict[str, Any]) -> list[str]:
         return [f"Mod->>Person: {text(f'{at} footer: {line}')}"]
     if kind == "esc":
         return [f"Person->>CC: {text(f'{at} Esc')}"]
+    if kind == "rewind":
+        return [f"CC->>Person: {text(f'{at} Rewind panel ' + ('opened' if event.get('open') else 'closed'))}"]
     if kind == "mode":
         mode = event.get("mode")
         return [f"Person->>CC: {text(f'{at} Shift+Tab: {mode} mode')}"]

@@ -135,6 +135,9 @@ def describe(event: dict[str, Any]) -> str:
         return one_line(str(event.get("text", "")))
     if kind == "resume":
         return f"/exit, then claude --{event['how']}: a new Claude Code process"
+    if kind == "rewind":
+        return "the Rewind panel opened over the prompt: no footer until it closes" if event.get("open") else \
+            "the Rewind panel closed"
     if kind == "notification":
         return f"{event['task']} {event['status']}: {one_line(str(event['text']))}"
     if kind == "prompt":

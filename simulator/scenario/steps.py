@@ -446,7 +446,9 @@ _NOTHING = Const((True, None), "Nothing, or true.", expected="nothing (or true)"
 
 @action("esc", _NOTHING, form="`esc` (or `esc:` / `esc: true`)", expected=_NOTHING.expected, bare=True,
         doc="Presses Esc in the asking session: its turn is interrupted; background work goes on. Between steps no "
-        "call is running; to press Esc during a call use `esc_after`.")
+        "call is running; to press Esc during a call use `esc_after`. At the idle prompt, a second Esc within 800 ms "
+        "opens Claude Code's Rewind panel (a `rewind` event: no footer is drawn while it is open), and the next Esc "
+        "closes it.")
 class Esc(Value):
     async def run(self, play: Play) -> str | None:
         play.host.esc()
