@@ -292,3 +292,18 @@ async def test_the_footer_is_not_drawn_under_the_rewind_panel_and_is_drawn_again
         await host.settle()
         assert _rewinds(host) == [(0, True), (0, False)]
         assert len(host.transcript.of("footer")) == 1
+
+
+# --- the module replaced one way at a time -------------------------------------------------------------------
+
+
+async def test_a_reload_given_while_a_continue_is_under_way_reloads_the_new_processs_module_once() -> None:
+    """Found by the fuzz (``at: 0`` reload, then ``continue``): the reload ran while the new process drew its
+    screen, between the old module's drop and the new one's load, and the module was registered twice."""
+    import agent_cards
+
+    async with _host(agent_cards.register) as host:
+        await asyncio.gather(host.continue_session("continue"), host.reload(), host.reload())
+        kinds = [e["kind"] for e in host.transcript.events if e["kind"] in ("resume", "reload")]
+    assert kinds == ["resume", "reload", "reload"]
+    assert [e for e in host.transcript.events if e["kind"] == "report"] == []

@@ -119,6 +119,19 @@ def test_the_deep_list_is_clean_now_and_was_a_mod_report(monkeypatch: pytest.Mon
     assert not result.passed and any("RecursionError" in f for f in result.failures)
 
 
+def test_a_case_the_bench_itself_fails_on_is_written_without_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    """A ``replay-failed`` violation is a replay that raises: writing its file replays it once more, and that
+    raise is the reason the file keeps, not a traceback out of ``agent-cards fuzz``."""
+    def broken(scenario: Any, *args: Any) -> Any:
+        raise RuntimeError("the bench broke")
+
+    monkeypatch.setattr(engine, "replay", broken)
+    violation = Violation("replay-failed", "RuntimeError: the bench broke")
+    path = Fuzz(3, progress=False).write(Found(DEEP_LIST, violation), tmp_path)
+    assert path.is_file() and "replay-failed" in path.name
+
+
 # -- planted bugs: the fuzz must find each, shrink it and write a file that fails for the same reason ---------
 
 _original_spawn = AgentCards.agent_spawn

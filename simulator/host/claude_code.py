@@ -300,6 +300,9 @@ class FakeClaudeCode:
         # state: what a session needs to go on
         self._turn = AbortSignal()  # the asking session's turn: Esc (or a "no" at a dialog) ends it; a new one begins
         self._dialog = asyncio.Lock()  # the permission dialog: one on screen at a time, the other calls wait
+        # A reload and a new process each replace the loaded module, one at a time: a /reload-plugins the
+        # person gives while another reload or a continue is under way runs once that one is done.
+        self._lifecycle = asyncio.Lock()
         self._generation = 0  # the loaded module's number: its timers and bound hosts carry it
         self._mod: Any = None  # what the loaded module's register returned
         self._errands: str | None = None  # the errands part of the lich line (lich's status module draws it)
@@ -475,6 +478,10 @@ class FakeClaudeCode:
         until that host says hello and draws the kept count, then reads lich (measured on 2.1.332: seconds in
         real time, as Claude Code and the host start; a worker lich no longer lists shows only until that
         read ends)."""
+        async with self._lifecycle:
+            await self._continue_session(how)
+
+    async def _continue_session(self, how: str) -> None:
         background = self._background
         for timer in background.timers:
             timer.cancel()
@@ -530,6 +537,10 @@ class FakeClaudeCode:
         """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
         raised again for the reloaded module alone (2.1.328), once a session has started. The plugin's module
         starts a fresh session host, which reads the state its session keeps."""
+        async with self._lifecycle:
+            await self._reload()
+
+    async def _reload(self) -> None:
         self._close_rewind()  # the command is typed at the prompt
         self._stop_module()
         self._dead = False

@@ -19,17 +19,18 @@ from agent_cards_simulator.scenario.files import load_all
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not found")]
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMED = ("permission-refusal", "esc-mid-open", "oversize-task", "unknown-delivery", "reload")
+#: stop/esc: Esc twice at the idle prompt opens Claude Code's Rewind panel over the footer, and a third closes it.
+NAMED = ("permission-refusal", "esc-mid-open", "oversize-task", "unknown-delivery", "reload", "stop/esc")
 
 
 @pytest.fixture(scope="module")
 def results(claude: Path) -> dict[str, Result]:
-    """The five runs, two at a time (each its own HOME and lich state)."""
+    """The named runs, two at a time (each its own HOME and lich state)."""
     scenarios, problems = load_all([ROOT / "scenarios" / f"{name}.yaml" for name in NAMED])
     assert not problems, problems
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = list(pool.map(lambda s: conform_one(s, claude, ""), scenarios))
-    return {Path(r.file).stem: r for r in done}
+    return {name: r for r in done for name in NAMED if Path(r.file).as_posix().endswith(f"scenarios/{name}.yaml")}
 
 
 @pytest.mark.parametrize("name", NAMED)
