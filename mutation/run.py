@@ -97,10 +97,17 @@ def _fuzzed(cases: int) -> str | None:
 
 
 def _in_worker(conn: multiprocessing.connection.Connection, mutant_id: str | None, module: str,
-               clean: list[str] | None, fuzz_cases: int) -> None:
-    """Send back ``(killer, detail)``: the first in-process check the mutant fails, or ``("", lines)``."""
+               clean: list[str] | None, fuzz_cases: int, limit: float) -> None:
+    """Send back ``(killer, detail)``: the first in-process check the mutant fails, or ``("", lines)``.
+
+    The worker ends itself a little after its limit (SIGALRM's own action): the command kills it then, but a
+    command killed itself leaves no one to, and a mutant that loops for ever would run on."""
     import contextlib
     import io
+    import math
+    import signal
+
+    signal.alarm(math.ceil(limit) + WORKER_GRACE_S)
 
     from agent_cards_mutation.planted import plant
 
@@ -140,6 +147,8 @@ def _in_worker(conn: multiprocessing.connection.Connection, mutant_id: str | Non
 
 
 DEFAULT_LIMITS = Limits()
+#: How long past its limit an in-process worker lets itself run before it ends (the command kills it at the limit).
+WORKER_GRACE_S = 10
 
 
 class Trial:
@@ -158,7 +167,7 @@ class Trial:
     def _in_process(self, mutant_id: str | None, module: str, clean: list[str] | None, fuzz_cases: int,
                     limit: float) -> tuple[str, str]:
         here, there = self.context.Pipe(duplex=False)
-        worker = self.context.Process(target=_in_worker, args=(there, mutant_id, module, clean, fuzz_cases),
+        worker = self.context.Process(target=_in_worker, args=(there, mutant_id, module, clean, fuzz_cases, limit),
                                       daemon=True)
         worker.start()
         there.close()

@@ -143,3 +143,32 @@ def test_a_mutant_only_a_unit_test_sees_is_killed_by_the_tests_step() -> None:
     branch's unit tests do, and they see the mutant (pytest's assertion rewriting left out)."""
     out = tried("agent_cards.branch:_units:number:2->3")
     assert out.startswith("killed by tests: agent_cards.branch:_units:number:2->3: FAILED tests/test_branch.py::"), out
+
+
+def test_a_worker_whose_mutant_never_ends_ends_itself_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command kills a worker at its limit; one the command cannot kill any more (the command itself was
+    killed) ends by itself a grace after it, rather than looping for ever beside nobody."""
+    import multiprocessing
+    import signal
+    import time
+
+    from agent_cards_mutation import run
+
+    def forever() -> list[str]:
+        while True:
+            time.sleep(0.05)
+
+    monkeypatch.setattr(run, "_replayed", forever)
+    monkeypatch.setattr(run, "WORKER_GRACE_S", 0)
+    context = multiprocessing.get_context("fork")  # the patched functions go with it
+    here, there = context.Pipe(duplex=False)
+    worker = context.Process(target=run._in_worker, args=(there, None, "agent_cards.record", [], 0, 0.5))
+    worker.start()
+    there.close()
+    worker.join(30)
+    here.close()
+    ended_itself = worker.exitcode
+    if worker.is_alive():  # it did not: end it here, so the failing test leaves nothing running
+        worker.kill()
+        worker.join()
+    assert ended_itself == -signal.SIGALRM
