@@ -316,8 +316,9 @@ were measured on older builds, and {ENGINE_VERSION} differs from them here:
   press, and opens the Rewind panel over the prompt and the footer's row; no footer is drawn while it is open,
   and the next Esc closes it. The fake host does the same (a `rewind` event).
 - **2.1.328 against 2.1.332**: what the fake host draws is alike in both (the rows above are 2.1.332's; the
-  e2e tier runs its conformance rows on 2.1.328 as well); 2.1.332 adds engine events the mod does not hook, labels the default permission mode
-  in the footer, and frames a completed report, which the real tier reads as it is.
+  e2e tier runs its conformance rows on 2.1.328 as well); 2.1.332 adds engine events the mod does not hook,
+  labels the default permission mode in the footer, and frames a completed report, which the real tier reads
+  as it is.
 - **Not modelled by the fake host**: a native background agent that finishes starts a model turn by itself
   (`Agent "…" finished` and a task notification); a scenario never depends on it.
 - Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent

@@ -52,6 +52,10 @@ class Limits(Value):
     fuzz_cases: int = 40
 
 
+#: How long past its limit an in-process worker lets itself run before it ends (the command kills it at the limit).
+WORKER_GRACE_S = 10
+
+
 def all_modules() -> list[str]:
     """Every module of the mod's package (``__main__`` has nothing but the call of the bridge's main)."""
     return sorted(module_name(path, ROOT) for path in PACKAGE.rglob("*.py") if path.name != "__main__.py")
@@ -147,8 +151,6 @@ def _in_worker(conn: multiprocessing.connection.Connection, mutant_id: str | Non
 
 
 DEFAULT_LIMITS = Limits()
-#: How long past its limit an in-process worker lets itself run before it ends (the command kills it at the limit).
-WORKER_GRACE_S = 10
 
 
 class Trial:

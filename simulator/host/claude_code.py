@@ -35,7 +35,8 @@ Nothing outlives a replay.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import agent_cards
@@ -248,7 +249,7 @@ RESTART_MS = 5_000  # the plugin's module starts a session host again this long 
 DOUBLE_PRESS_MS = 800
 
 
-class _Prompt(Record):
+class _Composer(Record):
     """What the asking session's prompt shows: a turn running, or the Rewind panel over it (measured on 2.1.332:
     Esc twice at the idle prompt opens the panel, which takes the prompt's place with the footer's row, so no
     footer is drawn while it is open: the mod's redraws wait; Esc closes it)."""
@@ -310,7 +311,7 @@ class FakeClaudeCode:
         self._permission_mode = session.permission_mode  # what agent.spawn carries as permissionMode
         self._background = _Background()
         self._books = _Books()
-        self._prompt = _Prompt()
+        self._composer = _Composer()
         self._kept = MemoryStore()  # the session's state as the plugin keeps it across modules and processes
         self._dead = False  # the session host died: the next event that needs it starts another
         self.host_life = AbortSignal()  # the running session host's life: aborted when it dies
@@ -513,12 +514,6 @@ class FakeClaudeCode:
     async def prompt(self, text: str) -> None:
         """The person types a prompt: ``prompt.submit`` down the hooks; the model reads it with what the hooks
         put beside it, after the notifications that waited for a prompt."""
-        self._close_rewind()
-        self._revive()
-        self._books.turns += 1
-        self._prompt.idle_esc = None
-        told, self._books.told = self._books.told, []
-        e: Event = {"text": text, "origin": {"kind": "composer"}, "wait": False}
 
         async def core(e: Event) -> HookResult:
             entered: HookResult = {"text": e.get("text"), "origin": e.get("origin")}
@@ -526,11 +521,11 @@ class FakeClaudeCode:
                 entered["context"] = e["context"]
             return entered
 
-        self._prompt.busy += 1
-        try:
+        async with self._a_turn():
+            self._revive()
+            told, self._books.told = self._books.told, []
+            e: Event = {"text": text, "origin": {"kind": "composer"}, "wait": False}
             entered = await self.chain.dispatch("prompt.submit", e, core, ENGINE, self._turn)
-        finally:
-            self._prompt.busy -= 1
         self.transcript.record("prompt", text=text, notifications=told, context=list(entered.get("context") or []))
 
     async def reload(self) -> None:
@@ -585,7 +580,7 @@ class FakeClaudeCode:
         prompt, a second Esc within :data:`DOUBLE_PRESS_MS` opens the Rewind panel (when the conversation has
         a turn to go back to), and the next Esc closes it."""
         self.transcript.record("esc")
-        screen = self._prompt
+        screen = self._composer
         if screen.rewind:
             self._close_rewind()
             return
@@ -601,12 +596,26 @@ class FakeClaudeCode:
             screen.idle_esc = now
         self._end_turn(self._turn)
 
+    @contextlib.asynccontextmanager
+    async def _a_turn(self) -> AsyncIterator[None]:
+        """A call or a prompt of the session, while it runs: it needs the prompt (the person left the Rewind panel
+        for it), it is a turn the conversation can go back to, and an Esc meanwhile interrupts it."""
+        self._close_rewind()
+        self._books.turns += 1
+        composer = self._composer
+        composer.idle_esc = None
+        composer.busy += 1
+        try:
+            yield
+        finally:
+            composer.busy -= 1
+
     def _close_rewind(self, redraw: bool = True) -> None:
         """The Rewind panel goes (Esc, or the person leaves it to type): the prompt is back, and the footer drawn
         again (``redraw``; a new process draws a screen of its own)."""
-        if not self._prompt.rewind:
+        if not self._composer.rewind:
             return
-        self._prompt.rewind = False
+        self._composer.rewind = False
         self.transcript.record("rewind", open=False)
         if redraw:
             self.schedule_footer()
@@ -629,15 +638,9 @@ class FakeClaudeCode:
         permission: PermissionVerdict | None = None,
     ) -> dict[str, Any]:
         """The model (or a plugin, or a subagent) calls a tool; returns the ``answer`` event."""
-        self._close_rewind()  # a turn needs the prompt: the person left the panel for it
-        self._revive()
-        self._books.turns += 1
-        self._prompt.idle_esc = None
-        self._prompt.busy += 1
-        try:
+        async with self._a_turn():
+            self._revive()
             return await self._call(tool, tool_input, call_id, origin, agent_id, permission)
-        finally:
-            self._prompt.busy -= 1
 
     async def _call(self, tool: str, tool_input: dict[str, Any], call_id: str, origin: Origin, agent_id: str | None,
                     permission: PermissionVerdict | None) -> dict[str, Any]:
@@ -685,7 +688,7 @@ class FakeClaudeCode:
         self.schedule_footer()
 
     async def render_footer(self) -> None:
-        if self._prompt.rewind:  # the panel covers the footer's row: nothing is drawn until it closes
+        if self._composer.rewind:  # the panel covers the footer's row: nothing is drawn until it closes
             return
         self._revive()  # a redraw starts a session host that died
         e: Event = {
