@@ -229,10 +229,17 @@ class Tui:
 
     def say_yes(self, timeout: float = 30.0) -> None:
         """Answer the permission dialog on screen Yes (see :meth:`answer_dialog`)."""
+        self._say(True, timeout)
+
+    def say_no(self, timeout: float = 30.0) -> None:
+        """Answer the permission dialog on screen No, with Esc (see :meth:`answer_dialog`)."""
+        self._say(False, timeout)
+
+    def _say(self, yes: bool, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while not self.answer_dialog(True):
+        while not self.answer_dialog(yes):
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"the dialog was never answered Yes:\n{self.screen()}")
+                raise TimeoutError(f"the dialog was never answered {'Yes' if yes else 'No'}:\n{self.screen()}")
 
     def wait_idle(self, timeout: float = 30.0, settle: float = 0.6) -> str:
         """Wait until the footer no longer shows a running turn, for ``settle`` seconds."""

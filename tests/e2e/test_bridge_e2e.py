@@ -243,14 +243,12 @@ def test_oversize_toast_comes_before_the_card_and_no_runs_nothing(
         tui.type(TRIGGER)
         tui.wait_for(r"Do you want to proceed\?", 60)
         steps = bridge_log(fake_lich)
-        while "Do you want to proceed?" in tui.screen():  # 1. Yes: the native agent runs
-            tui.key("Enter")  # again if the first was pressed while the dialog was still being drawn
-            model.wait_until(answered(big), 2)
+        tui.say_yes()  # the native agent runs
         # The native agent's end starts a turn by itself, whose reply is the next call: a card again.
         tui.wait_for(r'Agent "Summarise the logs" finished', 60)
         assert model.wait_until(answered(big), 60), tui.screen()
         tui.wait_for(r"Do you want to proceed\?", 60)
-        tui.key("Escape")  # no
+        tui.say_no()
         tui.wait_for(r"Interrupted", 30)
         status = tui.exit()
     timings.append(f"interactive: oversize toast, yes, then no: {time.monotonic() - start:.2f}s")

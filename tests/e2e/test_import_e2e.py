@@ -218,7 +218,7 @@ def test_a_dialog_answered_no(claude: Path, sandbox: Sandbox, fake_api: ModelFac
 
     def drive(tui: Tui) -> None:
         tui.wait_for(r"Do you want to proceed\?", 60)
-        tui.key("Escape")  # no
+        tui.say_no()
         tui.wait_for(r"Interrupted", 30)
 
     _interactive(claude, sandbox, model, fake_lich, drive)
@@ -259,7 +259,7 @@ def test_a_dialog_answered_yes(claude: Path, sandbox: Sandbox, fake_api: ModelFa
 
     def drive(tui: Tui) -> None:
         tui.wait_for(r"Do you want to proceed\?", 60)
-        tui.key("Enter")  # 1. Yes
+        tui.say_yes()
         assert model.wait_until(answered(big), 60), tui.screen()
         tui.wait_for(r'Agent "Summarise the logs" finished', 60)
 
