@@ -150,11 +150,12 @@ class _Round:
             raise SystemExit("bench: no Agent call reached the host")
         return float(agent[0].get("waited") or 0.0), to_request
 
-    def first_request_bare(self) -> float:
-        """The same interactive session without the plugin: ms from the launch to the model's first request."""
+    def first_request_bare(self, plugins: Sequence[Path] = ()) -> float:
+        """The same interactive session without the plugin (beside ``plugins`` alone): ms from the launch to the
+        model's first request."""
         model = ScriptedModel(["Done."], lifetime=300).start()  # no Agent call: its own agent would outlive /exit
         try:
-            return self._typed_at_once([], model, self.env(), requests=1)
+            return self._typed_at_once(list(plugins), model, self.env(), requests=1)
         finally:
             model.close()
 
@@ -228,10 +229,11 @@ FIRST_WAIT_GOAL_MS = 100.0
 def first_call_waits(rounds: int = 3) -> list[Figure]:
     """P7: the first Agent call's wait for the host inside lich, in ``-p`` and interactive (its prompt typed the
     moment the screen is ready), ``rounds`` sessions each, in turn; beside them, what the plugin adds to the
-    time from the launch to the model's first request, against the same session without it."""
+    time from the launch to the model's first request, against the same session without it, and against the
+    same session beside a module that does nothing (what any module plugin costs the engine to load)."""
     claude = ensure_claude()
     samples: dict[str, list[float]] = {"-p": [], "interactive": []}
-    to_request: dict[str, list[float]] = {"plugin": [], "bare": []}
+    to_request: dict[str, list[float]] = {"plugin": [], "bare": [], "plain": []}
     with tempfile.TemporaryDirectory(prefix="agent-cards-bench-") as folder:
         for number in range(rounds):
             world = _Round(claude, Path(folder) / f"round-{number}")
@@ -241,9 +243,11 @@ def first_call_waits(rounds: int = 3) -> list[Figure]:
                 samples["interactive"].append(waited)
                 to_request["plugin"].append(took)
                 to_request["bare"].append(world.first_request_bare())
+                to_request["plain"].append(world.first_request_bare([world.plain]))
             finally:
                 world.close()
     added = [a - b for a, b in zip(to_request["plugin"], to_request["bare"], strict=True)]
+    beyond = [a - b for a, b in zip(to_request["plugin"], to_request["plain"], strict=True)]
     return [
         *(Figure(f"P7 {mode}: the first Agent call's wait for its host", values, "ms", FIRST_WAIT_GOAL_MS)
           for mode, values in samples.items()),
@@ -251,6 +255,9 @@ def first_call_waits(rounds: int = 3) -> list[Figure]:
                note="the prompt typed as soon as it shows: a wait at the session's start shows here"),
         Figure("P7 the same without the plugin", to_request["bare"], "ms", None),
         Figure("P7 what the plugin adds to it (same round)", added, "ms", None),
+        Figure("P7 the same beside a JS module that does nothing", to_request["plain"], "ms", None,
+               note="the engine's own cost of loading a plugin's module"),
+        Figure("P7 what the plugin adds beyond that module (same round)", beyond, "ms", None),
     ]
 
 

@@ -39,7 +39,10 @@ let gone = null // why the last host of this module went (told to the next, whos
 
 async function insideLich($) {
   // Outside lich the mod takes nothing, so no Python starts at all: the plugin costs such a session nothing.
-  if (inside === null) inside = Boolean((await $.env.get('LICH_BIN')) && (await $.env.get('LICH_SESSION_ID')))
+  if (inside === null) {
+    const [bin, session] = await Promise.all([$.env.get('LICH_BIN'), $.env.get('LICH_SESSION_ID')])
+    inside = Boolean(bin && session)
+  }
   return inside
 }
 
@@ -99,16 +102,20 @@ async function pump($, h, events) {
   let stderr = ''
   let thrown = ''
   try {
-    argv0 = (await $.env.get('AGENT_CARDS_PYTHON')) || python || 'python3'
-    const env = await $.process.hookEnv()
+    // Asked all at once: each is a round trip to the engine, and the session's first Agent call may be waiting.
+    const reads = {
+      "LICH_BIN": $.env.get("LICH_BIN"),
+      "LICH_PROMPT_LANG": $.env.get("LICH_PROMPT_LANG"),
+      "LICH_SESSION_ID": $.env.get("LICH_SESSION_ID"),
+      "LICH_SUBAGENT_CARDS": $.env.get("LICH_SUBAGENT_CARDS"),
+      "LICH_SUBAGENT_DEPTH": $.env.get("LICH_SUBAGENT_DEPTH"),
+    }
+    const [chosen, env, ...values] = await Promise.all([
+      $.env.get('AGENT_CARDS_PYTHON'), $.process.hookEnv(), ...Object.values(reads),
+    ])
+    argv0 = chosen || python || 'python3'
     const input = JSON.stringify({
-      env: {
-        "LICH_BIN": await $.env.get("LICH_BIN"),
-        "LICH_PROMPT_LANG": await $.env.get("LICH_PROMPT_LANG"),
-        "LICH_SESSION_ID": await $.env.get("LICH_SESSION_ID"),
-        "LICH_SUBAGENT_CARDS": await $.env.get("LICH_SUBAGENT_CARDS"),
-        "LICH_SUBAGENT_DEPTH": await $.env.get("LICH_SUBAGENT_DEPTH"),
-      },
+      env: Object.fromEntries(Object.keys(reads).map((name, i) => [name, values[i]])),
       state,
       events,
       after: gone,

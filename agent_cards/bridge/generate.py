@@ -92,7 +92,7 @@ def js_module() -> str:
             continue  # the module's own session.start starts the host and hands it the event
         matcher = "" if registration.matcher is None else f"{_js(registration.matcher)}, "
         lines.append(f"  on({json.dumps(registration.event)}, {matcher}($, e, next) => dispatch($, {index}, e, next))")
-    reads = [f"        {json.dumps(name)}: await $.env.get({json.dumps(name)})," for name in env_names()]
+    reads = [f"      {json.dumps(name)}: $.env.get({json.dumps(name)})," for name in env_names()]
     values = {
         "@ON@": "\n".join(lines),
         "@ENV@": "\n".join(reads),

@@ -109,6 +109,35 @@ test('session.start spawns one host with the event on its stdin, and it never wa
   world.end()
 })
 
+test('the reads before the spawn are asked all at once, each name handed on as read', async ($, on) => {
+  // Each read is a round trip to the engine: asked one after another, they kept a session's first Agent
+  // call waiting for its host. Here each answer takes a timer's turn, and the most in flight at once is counted.
+  let inFlight = 0
+  let most = 0
+  const spawns = []
+  on('env.get', async ($, e) => {
+    inFlight += 1
+    most = Math.max(most, inFlight)
+    await sleep(5)
+    inFlight -= 1
+    return { value: e.name === 'AGENT_CARDS_PYTHON' ? '/opt/python3' : `value of ${e.name}` }
+  })
+  on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
+  on('process.spawn', async function* ($, e) {
+    spawns.push(e)
+    yield { stream: 'stderr', text: 'not a host\n' }
+    return { value: { code: 1, signal: null } }
+  })
+  on('session.start', ($, e) => ({ cwd: e.cwd }))
+  on('ui.toast', () => ({ value: undefined }))
+  await $.session.start(START)
+  await until(() => spawns.length === 1, 'the host was spawned')
+  expect(most).toBe(6) // AGENT_CARDS_PYTHON and the five names the mod reads, in one round
+  expect(spawns[0].argv[0]).toBe('/opt/python3')
+  const names = ['LICH_BIN', 'LICH_PROMPT_LANG', 'LICH_SESSION_ID', 'LICH_SUBAGENT_CARDS', 'LICH_SUBAGENT_DEPTH']
+  expect(JSON.parse(spawns[0].input).env).toEqual(Object.fromEntries(names.map((n) => [n, `value of ${n}`])))
+})
+
 test('outside lich (no LICH_SESSION_ID) no host is spawned, and an Agent call goes to Claude Code', async ($, on) => {
   const world = pythonSide(on, () => ({ kind: 'done', value: {}, effects: [] }), 'ok', { LICH_BIN: '/bin/lich' })
   await $.session.start(START)
