@@ -23,6 +23,7 @@ const READY_LIMIT_MS = 8000
 const BUSY_LIMIT_MS = 150000
 const BUDGET_MARGIN_MS = 2000
 const RESTART_MS = 5000
+const PYTHON_KEY = 'python' // in the plugin's store: what python3 on PATH ran as for the last host started so
 const DENIED = ['tool.call', 'agent.spawn'] // the events a deny answers: the others always go on beneath
 
 let host = null // the running host: { ready, conn, stream, dead }
@@ -87,7 +88,10 @@ function warnOnce($, key, slots) {
 }
 
 function start($, events) {
-  const h = { conn: null, stream: null, dead: false, stopped: false, fatal: null, settle: null, again: state !== null }
+  const h = {
+    conn: null, stream: null, dead: false, stopped: false, fatal: null, settle: null, again: state !== null,
+    argv0: '', kept: '', recalled: false, // the interpreter it ran, the one the store kept, whether that one ran
+  }
   h.ready = new Promise((resolve) => {
     h.settle = resolve
   })
@@ -96,7 +100,25 @@ function start($, events) {
   return h
 }
 
-async function pump($, h, events) {
+async function recalled($) {
+  // What python3 on PATH ran as for an earlier session's host (the plugin's store keeps it across sessions),
+  // or '' when nothing usable is kept.
+  try {
+    const kept = await $.store.get(PYTHON_KEY)
+    return typeof kept === 'string' && kept.startsWith('/') ? kept : ''
+  } catch (error) {
+    return ''
+  }
+}
+
+function keep($, key, value) {
+  // The store is a convenience: a write that fails costs the next session only a slower start.
+  void Promise.resolve()
+    .then(() => (value === null ? $.store.delete(key) : $.store.set(key, value)))
+    .catch(() => null)
+}
+
+async function pump($, h, events, recall = true) {
   let argv0 = python || 'python3'
   let buffer = ''
   let stderr = ''
@@ -110,16 +132,22 @@ async function pump($, h, events) {
       "LICH_SUBAGENT_CARDS": $.env.get("LICH_SUBAGENT_CARDS"),
       "LICH_SUBAGENT_DEPTH": $.env.get("LICH_SUBAGENT_DEPTH"),
     }
-    const [chosen, env, ...values] = await Promise.all([
-      $.env.get('AGENT_CARDS_PYTHON'), $.process.hookEnv(), ...Object.values(reads),
+    const [chosen, env, kept, ...values] = await Promise.all([
+      $.env.get('AGENT_CARDS_PYTHON'), $.process.hookEnv(), recall && !python ? recalled($) : '',
+      ...Object.values(reads),
     ])
-    argv0 = chosen || python || 'python3'
+    // A session's first host starts as python3 on PATH did last time, not through PATH: a version manager's
+    // shim there (pyenv's: a script that runs pyenv) costs more than Python's own start, while a call may wait.
+    h.kept = kept
+    h.recalled = !chosen && !python && kept !== ''
+    argv0 = chosen || python || kept || 'python3'
     const input = JSON.stringify({
       env: Object.fromEntries(Object.keys(reads).map((name, i) => [name, values[i]])),
       state,
       events,
       after: gone,
     })
+    h.argv0 = argv0
     h.stream = $.process.spawn({ argv: [argv0, '-I', '-S', '-c', BOOT], env, input })
     for await (const piece of h.stream) {
       if (piece.stream !== 'stdout') {
@@ -134,6 +162,11 @@ async function pump($, h, events) {
     }
   } catch (error) {
     thrown = reasonOf(error)
+  }
+  if (!h.conn && !h.stopped && h.recalled) {
+    // The interpreter kept from an earlier session is gone or broken: forget it, and look python3 up on PATH.
+    keep($, PYTHON_KEY, null)
+    return pump($, h, events, false)
   }
   h.dead = true
   if (host === h) host = null
@@ -171,6 +204,10 @@ function heard($, h, line) {
   if (m.hello) {
     h.conn = { socket: m.socket, token: m.token }
     if (!python && typeof m.python === 'string' && m.python) python = m.python
+    const fromPath = !h.recalled && h.argv0 === 'python3'
+    if (fromPath && typeof m.python === 'string' && m.python.startsWith('/') && m.python !== h.kept) {
+      keep($, PYTHON_KEY, m.python)
+    }
     if (m.texts !== null && typeof m.texts === 'object') agentTexts = { ...AGENT, ...m.texts }
     h.settle(h)
     if (h.again || counting()) $.ui.invalidate('ui.render') // a count carried over: draw it

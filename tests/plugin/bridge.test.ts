@@ -37,6 +37,7 @@ async function until(done, what) {
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
 // object, or a promise of one), or throws to make the fetch fail; `{ reject: text }` makes it reject with text. `start` is 'ok', or 'fails' for a Python that cannot start.
+// `start` may also be a function of the interpreter spawned, giving 'ok' or 'fails' for each.
 // `kept`: a state the host tells the module right after its hello.
 function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }, kept = null) {
   const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
@@ -47,7 +48,8 @@ function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LIC
   on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
   on('process.spawn', async function* ($, e) {
     world.spawns.push(e)
-    if (start === 'fails') throw new Error('ENOENT: Executable not found in $PATH: "python3"')
+    const starts = typeof start === 'function' ? start(e.argv[0]) : start
+    if (starts === 'fails') throw new Error(`ENOENT: Executable not found in $PATH: "${e.argv[0]}"`)
     const hello = { hello: 1, socket: SOCKET, token: TOKEN, python: '/usr/bin/python3.12', version: [3, 12, 1],
                     pid: 4242, texts: { 'bridge.unsure': UNSURE } }
     yield { stream: 'stdout', text: JSON.stringify(hello) + '\n' }
@@ -82,6 +84,7 @@ function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LIC
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const TAKEN = () => ({ kind: 'done', value: { result: 'taken' }, effects: [] })
 
 function busyFor(ms) {
   // The CLI's loop held by synchronous work (a long redraw on a starved machine): no timer or answer is seen.
@@ -136,6 +139,67 @@ test('the reads before the spawn are asked all at once, each name handed on as r
   expect(spawns[0].argv[0]).toBe('/opt/python3')
   const names = ['LICH_BIN', 'LICH_PROMPT_LANG', 'LICH_SESSION_ID', 'LICH_SUBAGENT_CARDS', 'LICH_SUBAGENT_DEPTH']
   expect(JSON.parse(spawns[0].input).env).toEqual(Object.fromEntries(names.map((n) => [n, `value of ${n}`])))
+})
+
+// The plugin's store as the engine keeps it across sessions: `kept` is what an earlier session left there.
+function storeSide(on, kept) {
+  const store = { python: kept, sets: [], deletes: [] }
+  on('store.get', ($, e) => ({ value: e.key === 'python' ? store.python : undefined }))
+  on('store.set', ($, e) => {
+    store.sets.push([e.key, e.value])
+    store.python = e.value
+    return { value: undefined }
+  })
+  on('store.delete', ($, e) => {
+    store.deletes.push(e.key)
+    store.python = undefined
+    return { value: undefined }
+  })
+  return store
+}
+
+test("a session's first host starts as python3 on PATH, and what it ran as is kept for the next", async ($, on) => {
+  const store = storeSide(on, undefined)
+  const world = pythonSide(on, TAKEN)
+  await started($, world)
+  expect(world.spawns[0].argv[0]).toBe('python3')
+  await until(() => store.sets.length === 1, 'the interpreter was kept')
+  expect(store.sets).toEqual([['python', '/usr/bin/python3.12']])
+  world.end()
+})
+
+test('the next session starts the kept interpreter directly, and keeps it as it is', async ($, on) => {
+  const store = storeSide(on, '/usr/bin/python3.12')
+  const world = pythonSide(on, TAKEN)
+  await started($, world)
+  expect(world.spawns[0].argv[0]).toBe('/usr/bin/python3.12')
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(store.sets).toEqual([])
+  world.end()
+})
+
+test('a kept interpreter that is gone is forgotten, and PATH serves the session with no toast', async ($, on) => {
+  const store = storeSide(on, '/gone/python3')
+  const world = pythonSide(on, TAKEN, (argv0) => (argv0 === '/gone/python3' ? 'fails' : 'ok'))
+  await $.session.start(START)
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(world.spawns.map((spawn) => spawn.argv[0])).toEqual(['/gone/python3', 'python3'])
+  expect(store.deletes).toEqual(['python'])
+  await until(() => store.sets.length === 1, 'the interpreter PATH gave was kept')
+  expect(store.sets).toEqual([['python', '/usr/bin/python3.12']])
+  expect(world.toasts).toEqual([])
+  world.end()
+})
+
+test('AGENT_CARDS_PYTHON wins over the kept interpreter, and is not kept itself', async ($, on) => {
+  const store = storeSide(on, '/usr/bin/python3.12')
+  const env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', AGENT_CARDS_PYTHON: '/opt/py/bin/python3' }
+  const world = pythonSide(on, TAKEN, 'ok', env)
+  await started($, world)
+  expect(world.spawns[0].argv[0]).toBe('/opt/py/bin/python3')
+  expect((await $.tool.call(AGENT)).result).toBe('taken')
+  expect(store.sets).toEqual([])
+  world.end()
 })
 
 test('outside lich (no LICH_SESSION_ID) no host is spawned, and an Agent call goes to Claude Code', async ($, on) => {
@@ -332,8 +396,6 @@ function supersededOnce(when, otherwise) {
     return otherwise(request)
   }
 }
-
-const TAKEN = () => ({ kind: 'done', value: { result: 'taken' }, effects: [] })
 
 test('a render given up before next: the plain render, no toast, the same host', async ($, on) => {
   const world = pythonSide(on, supersededOnce((request) => request.event === 'ui.render', TAKEN))
