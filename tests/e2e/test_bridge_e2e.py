@@ -25,7 +25,7 @@ from agent_cards import bridge
 from agent_cards.texts import agent_text, person_text
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
-from agent_cards_claude_driver.runs import run_validate
+from agent_cards_claude_driver.runs import run_print, run_validate
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
 from agent_cards_simulator.lich.install import SetupError
@@ -459,6 +459,32 @@ def test_a_missing_python_is_a_toast_and_the_agent_runs_natively(
     assert status == 0
     assert fake_lich.calls() == []
     assert model.subagent_requests
+
+
+def test_the_next_session_starts_the_interpreter_python3_on_path_ran_as(
+    claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, tmp_path: Path, timings: list[str]
+) -> None:
+    """The module keeps what python3 on PATH ran as (the plugin's store), and the next session's first host starts
+    that interpreter directly: a python3 first on PATH that cannot serve (one that exits at once) is not asked.
+    First without anything kept, to show that such a python3 serves nobody."""
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "python3").write_text("#!/bin/false\n", encoding="utf-8")
+    (broken / "python3").chmod(0o755)
+    paths = {"broken": f"{broken}{os.pathsep}{os.environ['PATH']}", "plain": os.environ["PATH"]}
+    served = []
+    start = time.monotonic()
+    for name in ("broken", "plain", "broken"):
+        before = len(bridge_log(fake_lich))
+        model = fake_api([agent_call("Fix the auth flow", "Fix the auth flow in src/auth."), "Done."],
+                         subagent_replies=["Fixed."])
+        run = run_print(claude, sandbox, [ROOT], TRIGGER, model, env_extra=fake_lich.env(PATH=paths[name]),
+                        timeout=180)
+        assert run.returncode == 0, run.stdout + run.stderr
+        steps = bridge_log(fake_lich)[before:]
+        served.append(any(s["op"] == "event" and s["hook"] == AGENT_HOOK for s in steps))
+    timings.append(f"-p: three sessions, the kept interpreter: {time.monotonic() - start:.2f}s")
+    assert served == [False, True, True]
 
 
 def test_a_reloaded_module_takes_the_next_call(
