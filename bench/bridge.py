@@ -150,7 +150,7 @@ class _Round:
             raise SystemExit("bench: no Agent call reached the host")
         return float(agent[0].get("waited") or 0.0), to_request
 
-    def first_request_bare(self, plugins: Sequence[Path] = ()) -> float:
+    def first_request_without_the_plugin(self, plugins: Sequence[Path] = ()) -> float:
         """The same interactive session without the plugin (beside ``plugins`` alone): ms from the launch to the
         model's first request."""
         model = ScriptedModel(["Done."], lifetime=300).start()  # no Agent call: its own agent would outlive /exit
@@ -242,8 +242,8 @@ def first_call_waits(rounds: int = 3) -> list[Figure]:
                 waited, took = world.first_wait(True)
                 samples["interactive"].append(waited)
                 to_request["plugin"].append(took)
-                to_request["bare"].append(world.first_request_bare())
-                to_request["plain"].append(world.first_request_bare([world.plain]))
+                to_request["bare"].append(world.first_request_without_the_plugin())
+                to_request["plain"].append(world.first_request_without_the_plugin([world.plain]))
             finally:
                 world.close()
     added = [a - b for a, b in zip(to_request["plugin"], to_request["bare"], strict=True)]

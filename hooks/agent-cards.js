@@ -90,7 +90,7 @@ function warnOnce($, key, slots) {
 function start($, events) {
   const h = {
     conn: null, stream: null, dead: false, stopped: false, fatal: null, settle: null, again: state !== null,
-    argv0: '', kept: '', recalled: false, // the interpreter it ran, the one the store kept, whether that one ran
+    argv0: '', // the interpreter it ran
   }
   h.ready = new Promise((resolve) => {
     h.settle = resolve
@@ -111,15 +111,17 @@ async function recalled($) {
   }
 }
 
-function keep($, key, value) {
-  // The store is a convenience: a write that fails costs the next session only a slower start.
+function keep($, interpreter) {
+  // The interpreter to start next session (null: none). The store is a convenience: a write that fails costs
+  // the next session only a slower start.
   void Promise.resolve()
-    .then(() => (value === null ? $.store.delete(key) : $.store.set(key, value)))
+    .then(() => (interpreter === null ? $.store.delete(PYTHON_KEY) : $.store.set(PYTHON_KEY, interpreter)))
     .catch(() => null)
 }
 
 async function pump($, h, events, recall = true) {
   let argv0 = python || 'python3'
+  let kept = ''
   let buffer = ''
   let stderr = ''
   let thrown = ''
@@ -132,14 +134,13 @@ async function pump($, h, events, recall = true) {
       "LICH_SUBAGENT_CARDS": $.env.get("LICH_SUBAGENT_CARDS"),
       "LICH_SUBAGENT_DEPTH": $.env.get("LICH_SUBAGENT_DEPTH"),
     }
-    const [chosen, env, kept, ...values] = await Promise.all([
+    const [chosen, env, remembered, ...values] = await Promise.all([
       $.env.get('AGENT_CARDS_PYTHON'), $.process.hookEnv(), recall && !python ? recalled($) : '',
       ...Object.values(reads),
     ])
     // A session's first host starts as python3 on PATH did last time, not through PATH: a version manager's
     // shim there (pyenv's: a script that runs pyenv) costs more than Python's own start, while a call may wait.
-    h.kept = kept
-    h.recalled = !chosen && !python && kept !== ''
+    kept = chosen ? '' : remembered // the kept interpreter, when it is the one started
     argv0 = chosen || python || kept || 'python3'
     const input = JSON.stringify({
       env: Object.fromEntries(Object.keys(reads).map((name, i) => [name, values[i]])),
@@ -163,9 +164,9 @@ async function pump($, h, events, recall = true) {
   } catch (error) {
     thrown = reasonOf(error)
   }
-  if (!h.conn && !h.stopped && h.recalled) {
+  if (!h.conn && !h.stopped && kept !== '') {
     // The interpreter kept from an earlier session is gone or broken: forget it, and look python3 up on PATH.
-    keep($, PYTHON_KEY, null)
+    keep($, null)
     return pump($, h, events, false)
   }
   h.dead = true
@@ -204,10 +205,8 @@ function heard($, h, line) {
   if (m.hello) {
     h.conn = { socket: m.socket, token: m.token }
     if (!python && typeof m.python === 'string' && m.python) python = m.python
-    const fromPath = !h.recalled && h.argv0 === 'python3'
-    if (fromPath && typeof m.python === 'string' && m.python.startsWith('/') && m.python !== h.kept) {
-      keep($, PYTHON_KEY, m.python)
-    }
+    // Started through PATH: what python3 ran as is kept for the next session (a kept one that ran stays as it is).
+    if (h.argv0 === 'python3' && typeof m.python === 'string' && m.python.startsWith('/')) keep($, m.python)
     if (m.texts !== null && typeof m.texts === 'object') agentTexts = { ...AGENT, ...m.texts }
     h.settle(h)
     if (h.again || counting()) $.ui.invalidate('ui.render') // a count carried over: draw it

@@ -36,8 +36,8 @@ async function until(done, what) {
 }
 
 // The Python side, played here. `answer(request, world)` gives the host's answer to one POST /step (an
-// object, or a promise of one), or throws to make the fetch fail; `{ reject: text }` makes it reject with text. `start` is 'ok', or 'fails' for a Python that cannot start.
-// `start` may also be a function of the interpreter spawned, giving 'ok' or 'fails' for each.
+// object, or a promise of one), or throws to make the fetch fail; `{ reject: text }` makes it reject with text.
+// `start` is 'ok', or 'fails' for a Python that cannot start, or a function of the interpreter giving either.
 // `kept`: a state the host tells the module right after its hello.
 function pythonSide(on, answer, start = 'ok', env = { LICH_BIN: '/bin/lich', LICH_SESSION_ID: '3c4d', LICH_PROMPT_LANG: 'en' }, kept = null) {
   const world = { spawns: [], requests: [], toasts: [], natives: [], spawned: [], end: null }
