@@ -80,19 +80,24 @@ class Sandbox(Record):
         return guard_env(self.home, base_url, extra, tmpdir=self.tmp)
 
     def session_hosts(self) -> list[int]:
-        """The pids of the plugin's session hosts (``python … agent_cards.bridge``) running with this HOME."""
-        found = []
+        """The pids of the plugin's session hosts (``python … agent_cards.bridge``) running with this HOME.
+
+        A launcher on the way to the interpreter (pyenv's shim, a wrapper script) is the host's own pid, since
+        it ends in an exec; the shells it forks for ``$(…)`` carry the same command line for a moment and are
+        not hosts, so a match whose parent matches too is left out."""
+        parents: dict[int, int] = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
             try:
                 cmdline = (entry / "cmdline").read_bytes()
                 environ = (entry / "environ").read_bytes()
+                stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
             except OSError:
                 continue
             if b"agent_cards.bridge" in cmdline and str(self.home).encode() in environ:
-                found.append(int(entry.name))
-        return found
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
+        return sorted(pid for pid, parent in parents.items() if parent not in parents)
 
     def cleanup(self) -> None:
         remove_leftovers(self.project, self.pids, [self.tmp])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -126,3 +128,37 @@ def test_print_no_decision_spawns_native_agent(
     assert f"agentId: {agent_id}" in launch
     assert not results[0].get("is_error")
     assert len(probe.entries()) == 1
+
+
+def test_a_launchers_forked_shells_are_not_session_hosts(tmp_path: Path) -> None:
+    """A launcher's ``$(…)`` shell has the host's command line for a moment: only the launcher counts."""
+    box = Sandbox(root=tmp_path, home=tmp_path / "home", project=tmp_path / "project", tmp=tmp_path)
+    # The subshell stays a shell, blocked on the builtin read, until stdin closes.
+    script = 'x=$(read -r _; echo); printf "%s" "$x"'
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(box.home)}
+    launcher = subprocess.Popen(["bash", "-c", script, "python3", "-m", "agent_cards.bridge"], env=env,
+                                stdin=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not (forked := _children(launcher.pid)):
+            assert time.monotonic() < deadline, "the launcher forked no shell"
+            time.sleep(0.01)
+        assert box.session_hosts() == [launcher.pid], forked
+    finally:
+        assert launcher.stdin is not None
+        launcher.stdin.close()
+        launcher.wait(30)
+    assert box.session_hosts() == []
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
