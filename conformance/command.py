@@ -20,7 +20,7 @@ from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, check_
 from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
 from agent_cards_conformance.invariants import invariant_differences
 from agent_cards_conformance.plan import missing_programs, plan, why_not
-from agent_cards_simulator.host.claude_code import ENGINE_VERSION
+from agent_cards_simulator.host.claude_code import ENGINE_VERSIONS
 from agent_cards_simulator.scenario import steps
 from agent_cards_simulator.scenario.files import load_all
 from agent_cards_simulator.scenario.model import Scenario
@@ -258,9 +258,9 @@ def table(results: Sequence[Result], version: str = CLAUDE_VERSION, kit: str = "
         "# Conformance: the fake host against the real Claude Code",
         "",
         f"Written by `agent-cards conform --table docs/conformance.md scenarios` against the real Claude Code "
-        f"{version}. Each scenario ran in the interactive screen (or in `claude -p` where nobody is there to "
-        "answer: a non-interactive session; the plugin's bridged module, a scripted model, fake-lich in real "
-        "time) and its transcript was compared with the fake host's; "
+        f"{version}.{unmodelled(version)} Each scenario ran in the interactive screen (or in `claude -p` where "
+        "nobody is there to answer: a non-interactive session; the plugin's bridged module, a scripted model, "
+        "fake-lich in real time) and its transcript was compared with the fake host's; "
         f"times: {TOLERANCE_TEXT}. Each real transcript is also held to the mod's invariants (the fuzzer's, and "
         "the spec model's liveness: `conformance/invariants.py`); a break is a difference. How a scenario maps to "
         "the real engine: `conformance/plan.py`; what is compared: `conformance/compare.py`.",
@@ -281,29 +281,45 @@ def table(results: Sequence[Result], version: str = CLAUDE_VERSION, kit: str = "
     return "\n".join([*rows, "", VERSIONS]) + "\n"
 
 
-#: The engine the fake host models, and where the spec's older measurements differ from it.
+def modelled() -> str:
+    """The builds the fake host models, as a sentence says them."""
+    *older, newest = ENGINE_VERSIONS
+    return f"{', '.join(older)} and {newest}" if older else newest
+
+
+def unmodelled(version: str) -> str:
+    """What a table's heading adds when the build that ran is none the fake host models (empty when it is
+    one): a difference may then be the engine's change, not the fake host's fault."""
+    if version in ENGINE_VERSIONS:
+        return ""
+    return (f" The fake host models Claude Code {modelled()}, not this build: a difference below may be a change "
+            "in the engine.")
+
+
+#: The engines the fake host models, and where the spec's older measurements differ from them.
 VERSIONS = f"""## Engine versions
 
-The fake host models Claude Code {ENGINE_VERSION} (`agent_cards_simulator.host.claude_code.ENGINE_VERSION`), the version
-`claude_driver` pins ({CLAUDE_VERSION}); the table above is for the build its heading names. Parts of the spec
-were measured on older builds, and {ENGINE_VERSION} differs from them here:
+The fake host models Claude Code {modelled()}
+(`agent_cards_simulator.host.claude_code.ENGINE_VERSIONS`), alike in everything it draws; `claude_driver`
+pins {CLAUDE_VERSION}. The table above is for the build its heading names. Parts of the spec were measured on older
+builds, and 2.1.328 differs from them here:
 
 - **Reload** (lich-plugin's assumptions, 2.1.289/2.1.296: "a module reload forgets the flag until the next
-  `session.start`"): {ENGINE_VERSION} raises `session.start` again for the reloaded module, so the
+  `session.start`"): 2.1.328 raises `session.start` again for the reloaded module, so the
   interactive flag comes back at once and the next general-purpose call is taken; the count is still lost.
 - **Esc while a hook waits on `$` calls** (2.1.289: "`next.signal` is aborted when the user presses Esc"):
-  {ENGINE_VERSION} also rejects the hook's pending `$` calls with `user-cancel`, and a deny the hook returns
+  2.1.328 also rejects the hook's pending `$` calls with `user-cancel`, and a deny the hook returns
   after Esc is not delivered: the model reads the engine's standard rejection. Through the plugin's bridge
   the mod's `lich open` is not cut off (the session host runs it): the open finishes and its worker is
   counted (docs/decisions.md, "Esc during the open"). The fake host does the same.
-- **Agent input** (not measured before): {ENGINE_VERSION} refuses a `prompt` that is not text with
+- **Agent input** (not measured before): 2.1.328 refuses a `prompt` that is not text with
   `InputValidationError` before any hook, and an isolated call outside a git repository with
   `Cannot create agent worktree: …` before `agent.spawn`; its unknown-type error lists the types sorted
   ignoring case, with a built-in `claude` type.
 - **"No" at the permission dialog** (2.1.296: "its refusal stands and lich opens nothing"): still true, and
-  in {ENGINE_VERSION} the "no" also ends the turn (`Interrupted · What should Claude do instead?`); the
+  in 2.1.328 the "no" also ends the turn (`Interrupted · What should Claude do instead?`); the
   refusal reaches the model only with the person's next prompt.
-- **Permission rules**: in {ENGINE_VERSION} a plain `Agent` deny rule removes the tool before any hook runs;
+- **Permission rules**: in 2.1.328 a plain `Agent` deny rule removes the tool before any hook runs;
   a typed one (`Agent(general-purpose)`) reaches the mod, with the engine's own refusal text.
 - **Nobody to answer a dialog** (measured in `claude -p`, the one session where nobody can, on 2.1.328 and
   2.1.332): an ask rule's refusal reads `Claude requested permissions to use Agent, but you haven't granted it
@@ -315,10 +331,11 @@ were measured on older builds, and {ENGINE_VERSION} differs from them here:
 - **Esc twice at the idle prompt** (measured on 2.1.328 and 2.1.332): within 800 ms it is the input's double
   press, and opens the Rewind panel over the prompt and the footer's row; no footer is drawn while it is open,
   and the next Esc closes it. The fake host does the same (a `rewind` event).
-- **2.1.328 against 2.1.332**: what the fake host draws is alike in both (the rows above are 2.1.332's; the
-  e2e tier runs its conformance rows on 2.1.328 as well); 2.1.332 adds engine events the mod does not hook,
-  labels the default permission mode in the footer, and frames a completed report, which the real tier reads
-  as it is.
+- **2.1.328 against 2.1.332**: what the fake host draws is alike in both (the e2e tier runs its conformance
+  rows on each); 2.1.332 adds engine events the mod does not hook (`agent.report`, `vcs.*`, `ui.tip`,
+  `ui.offer`) and a 20-minute cap on a `tool.call` hook's `$` calls, which the mod's longest (the open, two
+  minutes) never meets; it labels the default permission mode in the footer and frames a completed report,
+  which the real tier reads as it is.
 - **Not modelled by the fake host**: a native background agent that finishes starts a model turn by itself
   (`Agent "…" finished` and a task notification); a scenario never depends on it.
 - Unchanged since 2.1.289: Esc leaves background agents running; workflow steps never reach the Agent
@@ -379,6 +396,8 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
         pool.shutdown(wait=False, cancel_futures=True)  # the runs under way end with their own timeouts
         return interrupted("agent-cards conform", f"{len(results)} of {len(units)} scenarios judged")
     pool.shutdown()
+    if not as_json and (note := unmodelled(ran_version())):
+        out(note.strip())
     return _report(results, as_json, table_file, out, problems, printed=True)
 
 

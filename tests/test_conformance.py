@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -18,15 +19,26 @@ from agent_cards_conformance.compare import (
     turning_points,
 )
 from agent_cards_conformance.plan import MAX_SPAN_MS, why_not
-from agent_cards_simulator.host.claude_code import ENGINE_VERSION
+from agent_cards_simulator.host.claude_code import ENGINE_VERSIONS
 from agent_cards_simulator.scenario.files import load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ("Async agent launched successfully. (…)\nagentId: session-2-9f81 (internal ID …)")
 
 
-def test_the_fake_host_models_the_pinned_engine() -> None:
-    assert ENGINE_VERSION == CLAUDE_VERSION
+def test_the_fake_host_models_the_pinned_engine_and_the_published_tables() -> None:
+    assert CLAUDE_VERSION in ENGINE_VERSIONS
+    heading = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    [ran] = re.findall(r"against the real Claude Code (\S+?)\. ", heading)
+    assert ran in ENGINE_VERSIONS
+
+
+def test_a_table_of_a_build_the_fake_host_does_not_model_says_so() -> None:
+    from agent_cards_conformance.command import table
+
+    note = "The fake host models Claude Code 2.1.328 and 2.1.332, not this build"
+    assert note in table([], "2.1.999")
+    assert "not this build" not in table([], ENGINE_VERSIONS[-1])
 
 
 def test_a_launch_conforms_by_its_agent_id_and_context() -> None:
