@@ -331,6 +331,9 @@ builds, and 2.1.328 differs from them here:
 - **Esc twice at the idle prompt** (measured on 2.1.328 and 2.1.332): within 800 ms it is the input's double
   press, and opens the Rewind panel over the prompt and the footer's row; no footer is drawn while it is open,
   and the next Esc closes it. The fake host does the same (a `rewind` event).
+- **A module changed while a turn runs** (measured on 2.1.328 and 2.1.332): it is reloaded once the turn ends,
+  not at once (at the idle prompt, within a second). The fake host holds a reload asked for mid-turn the same
+  way, its `reload` event saying when it was asked (`asked`); the e2e tier checks the engine's side.
 - **2.1.328 against 2.1.332**: what the fake host draws is alike in both (the e2e tier runs its conformance
   rows on each); 2.1.332 adds engine events the mod does not hook (`agent.report`, `vcs.*`, `ui.tip`,
   `ui.offer`) and a 20-minute cap on a `tool.call` hook's `$` calls, which the mod's longest (the open, two

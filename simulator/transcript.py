@@ -23,7 +23,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "footer": ("line", "modes"),  # line: the first lich mode; modes: every mode drawn, in order
     "note": ("text",),
     "esc": (),
-    "reload": (),
+    "reload": ("asked",),  # asked: when it was asked for, had it waited for a turn to end
     "mode": ("mode",),  # the session's permission mode was switched (Shift+Tab)
     "report": ("text",),  # a line of the engine's report: a hook skipped, a hook overran
     "check": ("count", "footer"),  # a check step read the mod's state (no footer drawn)

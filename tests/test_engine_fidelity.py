@@ -307,3 +307,49 @@ async def test_a_reload_given_while_a_continue_is_under_way_reloads_the_new_proc
         kinds = [e["kind"] for e in host.transcript.events if e["kind"] in ("resume", "reload")]
     assert kinds == ["resume", "reload", "reload"]
     assert [e for e in host.transcript.events if e["kind"] == "report"] == []
+
+
+def _slow_read(on: Any) -> None:
+    """A hook that holds every Read call 5 s of virtual time: a turn that runs that long."""
+
+    async def on_call(host: Any, e: Event, next: Any) -> HookResult:
+        await asyncio.sleep(5)
+        return dict(await next(e))
+
+    on("tool.call", {"tool": "Read"}, on_call)
+
+
+async def test_a_reload_asked_for_while_a_turn_runs_waits_for_the_turn_to_end() -> None:
+    """Measured on 2.1.328 and 2.1.332: a module changed while a tool ran was reloaded once the turn ended,
+    not at once. Asked for twice meanwhile, it is one reload, which says when it was first asked."""
+    async with _host(_slow_read) as host:
+        calling = asyncio.ensure_future(host.call("Read", {"file_path": "README.md"}, "toolu_1"))
+        await asyncio.sleep(1)
+        await host.reload()
+        await asyncio.sleep(1)
+        await host.reload()
+        assert host.transcript.of("reload") == []
+        answer = await calling
+        reloads = host.transcript.of("reload")
+    assert [(e["t"], e["asked"]) for e in reloads] == [(5000, 1000)]
+    assert host.transcript.events.index(answer) < host.transcript.events.index(reloads[0])
+
+
+async def test_a_reload_at_the_idle_prompt_is_at_once_and_says_nothing_of_a_wait() -> None:
+    async with _host(_slow_read) as host:
+        await host.call("Read", {"file_path": "README.md"}, "toolu_1")
+        await host.reload()
+        reloads = host.transcript.of("reload")
+    assert [(e["t"], "asked" in e) for e in reloads] == [(5000, False)]
+
+
+async def test_a_new_process_drops_the_reload_its_old_one_held_for_a_turn() -> None:
+    """``/exit`` and ``claude --continue`` load the module fresh: the reload the old turn held never runs."""
+    async with _host(_slow_read) as host:
+        calling = asyncio.ensure_future(host.call("Read", {"file_path": "README.md"}, "toolu_1"))
+        await asyncio.sleep(1)
+        await host.reload()
+        await host.continue_session("continue")
+        await asyncio.gather(calling, return_exceptions=True)
+        await host.call("Read", {"file_path": "README.md"}, "toolu_2")
+    assert host.transcript.of("reload") == []

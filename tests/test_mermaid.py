@@ -111,3 +111,13 @@ def test_parallel_calls_and_their_overlapping_opens_are_par_blocks() -> None:
     assert len(re.findall(r"Lich-->>Mod: t=80[05] exit 0", opens)) == 2
     one_after_another = diagram(_replayed("esc-mid-open.yaml"))
     assert "\n    par " not in one_after_another  # a lone open is no block
+
+
+def test_a_reload_held_for_the_turn_says_when_it_was_asked_for() -> None:
+    from agent_cards_simulator.scenario.render import to_text
+
+    held = Replay("held.yaml", "A reload held for the turn", (), [{"t": 9800, "kind": "reload", "asked": 2000}])
+    text = diagram(held)
+    check_sequence_diagram(text)
+    assert "CC->>Mod: t=9800 reload (a fresh module, asked for at 2000 ms and held for the turn)" in text
+    assert "reload         asked for at 2000 ms, while a turn ran: it waited for the turn to end" in to_text(held)

@@ -461,10 +461,20 @@ def _after_open_step(draw: st.DrawFn, model: Model) -> Any:
                 calls.append(draw(_stop(model)))
         model.now += longest
         return {"parallel": calls}
-    if kind == "reload" and draw(st.booleans()):  # a call answered by the fresh module, a moment later
-        one, ms = draw(_worker_call(model))
-        model.now += 100 + ms
-        return ["reload", {"wait": 100}, one]
+    if kind == "reload":
+        how = draw(st.sampled_from(["then a call", "while an open runs", "alone"]))
+        if how == "then a call":  # a call answered by the fresh module, a moment later
+            one, ms = draw(_worker_call(model))
+            model.now += 100 + ms
+            return ["reload", {"wait": 100}, one]
+        if how == "while an open runs":  # asked for mid-turn, it waits for the turn to end: a report lands meanwhile
+            reporting, opened = draw(_worker_call(model, ("report",)))
+            model.now += opened
+            began, asked = model.now, draw(st.integers(0, 1_000))
+            reporting["lich"]["report"]["after"] = opened + asked + draw(st.integers(1, 60_000))
+            one, ms = draw(_worker_call(model, ("slow",)))
+            model.now += ms
+            return [reporting, {"at": began + asked, "reload": None}, one]
     if kind in ("footer", "reload"):
         return kind
     other = draw(st.sampled_from(["esc", "errands", "session.start", "reload", "at"]))

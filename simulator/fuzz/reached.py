@@ -37,6 +37,13 @@ def _note_after_reload(model: SpecModel, events: Events) -> bool:
     return any(e["kind"] == "note" and counted and e["t"] > counted[0] for e in events)
 
 
+def _note_while_reload_waits(model: SpecModel, events: Events) -> bool:
+    """A worker's [lich] note lands while a reload asked for mid-turn waits for the turn to end (from the
+    module still loaded)."""
+    held = [(e["asked"], e["t"]) for e in events if e["kind"] == "reload" and e.get("asked") is not None]
+    return any(e["kind"] == "note" and asked <= e["t"] < done for e in events for asked, done in held)
+
+
 def _first_read(events: Events, index: int) -> dict[str, Any] | None:
     """The first sessions read after the event at ``index``."""
     return next((e for e in _sessions(events[index + 1:])), None)
@@ -132,6 +139,8 @@ STATES: dict[str, State] = {
     "stop-refused-then-finished": State("a TaskStop lich refused, then the worker finished by a read",
                                         _refused_then_finished),
     "note-after-reload": State("a worker's [lich] note after a reload with workers counted", _note_after_reload),
+    "note-while-reload-pending": State("a worker's [lich] note while a reload waits for the turn to end",
+                                       _note_while_reload_waits),
     "esc-during-base-read": State("Esc while git branch --show-current runs for an isolated call",
                                   _esc_during_base_read),
     "read-failed-between-good": State("a sessions read that failed between two good ones", _failed_between_good),
@@ -152,10 +161,7 @@ STATES: dict[str, State] = {
                                 _host_dies_mid_open),
 }
 
-NOT_YET: dict[str, str] = {
-    "note-while-reload-pending": "a note while a reload waits for the turn to end: the fake host reloads at once "
-                                 "(note-after-reload is the nearest it plays)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def reached(model: SpecModel, events: Events) -> set[str]:

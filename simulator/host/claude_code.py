@@ -259,6 +259,7 @@ class _Composer(Record):
     busy: int = 0  # tool calls and prompts of the session in flight: Esc interrupts them, not the idle prompt
     idle_esc: int | None = None  # when Esc was last pressed at the idle prompt (the first of a double press)
     rewind: bool = False  # the Rewind panel is open
+    reload_asked: int | None = None  # when a reload was asked for while a turn ran: it waits for the turn to end
 
 
 class KeptStore(MemoryStore):
@@ -494,6 +495,7 @@ class FakeClaudeCode:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         self._close_rewind(redraw=False)  # /exit is typed at the prompt; the new process draws its own screen
+        self._composer.reload_asked = None  # the new process loads the module fresh anyway
         self.registry.drop_plugin(MOD_PLUGIN)
         self._dead = False
         books = self._books
@@ -533,15 +535,25 @@ class FakeClaudeCode:
     async def reload(self) -> None:
         """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
         raised again for the reloaded module alone (2.1.328), once a session has started. The plugin's module
-        starts a fresh session host, which reads the state its session keeps."""
+        starts a fresh session host, which reads the state its session keeps.
+
+        Asked for while a turn runs (a call or a prompt in flight), the reload waits for the turn to end
+        (measured on 2.1.328 and 2.1.332: a module changed while a tool ran was reloaded once the model's
+        reply ended the turn, not while the tool ran; at the idle prompt, within a second), and its ``reload``
+        event says when it was asked (``asked``). Asked again meanwhile, it is still one reload."""
+        composer = self._composer
+        if composer.busy:
+            if composer.reload_asked is None:
+                composer.reload_asked = self.now()
+            return
         async with self._lifecycle:
             await self._reload()
 
-    async def _reload(self) -> None:
+    async def _reload(self, asked: int | None = None) -> None:
         self._close_rewind()  # the command is typed at the prompt
         self._stop_module()
         self._dead = False
-        self.transcript.record("reload")
+        self.transcript.record("reload", **({} if asked is None else {"asked": asked}))
         if self.session.keeps_state and self._kept.get().workers:
             # The engine redraws at once, before the fresh module's session host has said hello: a redraw
             # never waits for one, so the lich line is gone until the host reads the kept count back.
@@ -611,6 +623,10 @@ class FakeClaudeCode:
             yield
         finally:
             composer.busy -= 1
+        if not composer.busy and composer.reload_asked is not None:  # the turn ended: the reload it held runs
+            asked, composer.reload_asked = composer.reload_asked, None
+            async with self._lifecycle:
+                await self._reload(asked)
 
     def _close_rewind(self, redraw: bool = True) -> None:
         """The Rewind panel goes (Esc, or the person leaves it to type): the prompt is back, and the footer drawn

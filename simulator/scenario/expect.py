@@ -91,7 +91,9 @@ EVENTS: dict[str, EventKind] = {
         "count": "The number of workers the mod counted then (null: no mod state to read).",
         "footer": "The footer's lich line as last drawn (null: none).",
     }),
-    "reload": EventKind("The mod was reloaded.", {}),
+    "reload": EventKind("The mod was reloaded.", {
+        "asked": "When the reload was asked for, when it waited for the turn then running to end (absent otherwise).",
+    }),
     "mode": EventKind("The session's permission mode was switched (a `mode` step: Shift+Tab).", {
         "mode": "The mode switched to: `default`, `acceptEdits`, `plan`, …",
     }),

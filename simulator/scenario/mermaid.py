@@ -94,7 +94,9 @@ def lines_of(event: dict[str, Any]) -> list[str]:
         mode = event.get("mode")
         return [f"Person->>CC: {text(f'{at} Shift+Tab: {mode} mode')}"]
     if kind == "reload":
-        return [f"CC->>Mod: {text(f'{at} reload (a fresh module)')}"]
+        asked = event.get("asked")
+        held = "" if asked is None else f", asked for at {asked} ms and held for the turn"
+        return [f"CC->>Mod: {text(f'{at} reload (a fresh module{held})')}"]
     if kind == "resume":
         how = str(event.get("how"))
         return [f"Person->>CC: {text(f'{at} /exit, then claude --{how}')}"]

@@ -135,6 +135,9 @@ def describe(event: dict[str, Any]) -> str:
         return one_line(str(event.get("text", "")))
     if kind == "resume":
         return f"/exit, then claude --{event['how']}: a new Claude Code process"
+    if kind == "reload":
+        asked = event.get("asked")
+        return "" if asked is None else f"asked for at {asked} ms, while a turn ran: it waited for the turn to end"
     if kind == "rewind":
         return "the Rewind panel opened over the prompt: no footer until it closes" if event.get("open") else \
             "the Rewind panel closed"

@@ -457,7 +457,9 @@ class Esc(Value):
 
 @action("reload", _NOTHING, form="`reload`", expected=_NOTHING.expected, bare=True,
         doc="Reloads the mod: `register` runs again in a fresh module, the old module's timers stop, the footer is "
-        "redrawn, and `session.start` is raised again for the reloaded module (as Claude Code 2.1.328 does).")
+        "redrawn, and `session.start` is raised again for the reloaded module (as Claude Code 2.1.328 does). Asked "
+        "for while a turn runs (`at: T` during a call), it waits for the turn to end, as Claude Code does with a "
+        "module changed mid-turn; its `reload` event then says when it was asked (`asked`).")
 class Reload(Value):
     async def run(self, play: Play) -> str | None:
         await play.host.reload()

@@ -3,17 +3,24 @@
 Two Agent calls of one reply with a "no" at the first dialog, a typed deny rule and the plain one go through
 ``agent-cards conform`` and must conform. A prompt with a NUL cannot be compared lane by lane (the run never
 starts, so no wrapper sees it), so its real run is read directly: the native agent runs, after the mod's
-toast, and lich opens nothing.
+toast, and lich opens nothing. A module changed while a turn runs is reloaded only once the turn ends, as the
+fake host holds a reload asked for mid-turn: shown with a module of its own that marks each ``session.start``.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse
+from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.tui import Tui
 from agent_cards_conformance.command import conform_one, to_text
 from agent_cards_conformance.plan import plan
 from agent_cards_conformance.real import run_real
@@ -52,3 +59,52 @@ def test_a_nul_in_the_prompt_falls_back_to_the_native_agent_in_the_real_engine(c
     assert toasts and toasts[0].startswith("lich failed: agent ran natively."), real
     assert [e.get("answer") for e in real if e["kind"] == "spawn"] == ["native"], real
     assert "native" in kinds and not [e for e in real if e["kind"] == "run" and "open" in (e.get("argv") or [])], real
+
+
+#: A module that marks each session.start it gets with a file of its own (a reload raises it again).
+_MARKING = """export function register(on) {
+  on('session.start', async ($, e, next) => {
+    const folder = await $.env.get('MARKS')
+    await $.fs.write(folder + '/start-' + Date.now() + '-' + Math.random(), '')
+    return next(e)
+  })
+}
+"""
+
+
+def _until(what: str, done: Callable[[], object], timeout: float, tui: Tui) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"{what}:\n{tui.screen()}"
+        time.sleep(0.05)
+
+
+def test_a_module_changed_while_a_turn_runs_is_reloaded_once_the_turn_ends(
+    claude: Path, sandbox: Sandbox, fake_api: Callable[..., ScriptedModel], tmp_path: Path
+) -> None:
+    plugin, marks = tmp_path / "marking", tmp_path / "marks"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / "hooks").mkdir()
+    marks.mkdir()
+    (plugin / ".claude-plugin" / "plugin.json").write_text(
+        json.dumps({"name": "marking", "version": "0.0.1", "description": "marks session.start"}), encoding="utf-8")
+    (plugin / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./marking.js"]}), encoding="utf-8")
+    module = plugin / "hooks" / "marking.js"
+    module.write_text(_MARKING, encoding="utf-8")
+    bash = ToolUse("Bash", {"command": "sleep 20", "description": "Wait twenty seconds"}, text="Waiting.")
+    model = fake_api([bash, "Done."])
+
+    def starts() -> int:
+        return len(list(marks.glob("start-*")))
+
+    with Tui(claude, sandbox, [plugin], model, env_extra={"MARKS": str(marks)},
+             extra_args=["--allowedTools", "Bash"]) as tui:
+        _until("no session.start at launch", lambda: starts() == 1, 30, tui)
+        tui.type("Please wait a little.")
+        tui.wait_for("sleep 20", 60)
+        module.write_text(_MARKING + "// changed while the turn runs\n", encoding="utf-8")
+        _until("the Bash result never reached the model", lambda: len(model.main_requests) >= 2, 90, tui)
+        held = starts()
+        _until("the changed module was never reloaded", lambda: starts() == 2, 60, tui)
+        tui.exit()
+    assert held == 1, "reloaded before the turn ended"
