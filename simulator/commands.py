@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_cards.arguments import STDIN, CommandParser, interrupted, parse, usage_error, whole_number
+from agent_cards.arguments import STDIN, CommandParser, ctrl_c_pressed, interrupted, parse, usage_error, whole_number
 from agent_cards.cli import ends_at_once
 from agent_cards_simulator.scenario import render
 from agent_cards_simulator.scenario.files import CLAUSES_FILE, known_clauses, load_all, scenario_files
@@ -172,6 +172,8 @@ def replay(args: list[str]) -> int:
             failed += not passed
             done += 1
             print(text)
+            if ctrl_c_pressed():  # a Ctrl-C that landed in a finalizer (an object a replay freed) was swallowed there
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         return interrupted("agent-cards replay", f"{done} of {len(scenarios)} scenarios replayed, {failed} failed")
     if problems:

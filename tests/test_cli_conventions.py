@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from agent_cards_simulator.fuzz.storage import example_folder, hypothesis_folder
+from agent_cards_simulator.scenario.model import Scenario
+from agent_cards_simulator.scenario.replay import Replay, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 ONE = ROOT / "scenarios" / "deliver" / "pending-shared.yaml"
@@ -110,6 +112,38 @@ def test_ctrl_c_in_replay_is_one_line_with_the_summary_so_far(jobs: list[str], t
     assert len(err.splitlines()) == 1, err
     (line,) = err.splitlines()
     assert line.startswith("agent-cards replay: interrupted: ") and " scenarios replayed, " in line
+
+
+def test_a_ctrl_c_a_finalizer_swallowed_still_ends_the_replay_as_interrupted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python runs the Ctrl-C handler wherever the interrupt lands, a finalizer too (a weakref callback of an
+    object a replay frees), and there its KeyboardInterrupt is only reported as unraisable: the command goes on.
+    It still ends as interrupted once the scenario under way is printed."""
+    from agent_cards import arguments, cli
+    from agent_cards_simulator import commands
+
+    monkeypatch.setattr(arguments, "_PRESSED", [])
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # the handler silences it: put it back after
+    replayed: list[str] = []
+
+    class Freed:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10_000):  # bytecode enough for the handler to run here, inside the finalizer
+                pass
+
+    def replay_once(scenario: Scenario) -> Replay:
+        replayed.append(scenario.file)
+        if len(replayed) == 2:
+            Freed()
+        return replay(scenario)
+
+    monkeypatch.setattr(commands, "run_replay", replay_once)
+    code = cli.main(["replay", "--jobs", "1", "scenarios"])
+    err = capsys.readouterr().err
+    assert code == 130, err
+    assert err.startswith("agent-cards replay: interrupted: 2 of ") and len(replayed) == 2, err
 
 
 def test_ctrl_c_in_fuzz_is_one_line_with_the_case_count_and_the_seed(tmp_path: Path) -> None:
