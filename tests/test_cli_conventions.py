@@ -140,7 +140,13 @@ def test_a_ctrl_c_a_finalizer_swallowed_still_ends_the_replay_as_interrupted(
         return replay(scenario)
 
     monkeypatch.setattr(commands, "run_replay", replay_once)
-    code = cli.main(["replay", "--jobs", "1", "scenarios"])
+    # As a terminal starts it: Python's own handler, which the command takes over (another test, or a plugin,
+    # may have left one of its own, and a handler someone else set stays theirs).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        code = cli.main(["replay", "--jobs", "1", "scenarios"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     err = capsys.readouterr().err
     assert code == 130, err
     assert err.startswith("agent-cards replay: interrupted: 2 of ") and len(replayed) == 2, err
