@@ -507,7 +507,7 @@ class _JournalSession:
             step: dict[str, Any] = items[0] if len(items) == 1 else {"parallel": items}
             cancelled = [d.cancelled_t for d in group if d.cancelled_t is not None]
             if cancelled:
-                step["esc_after"] = max(0, min(cancelled) - begun)
+                step["esc_after"] = self._esc_after(group, min(cancelled))
             steps.append(step)
             for d in group:
                 value: dict[str, Any] = d.answer if isinstance(d.answer, dict) else {}
@@ -520,6 +520,18 @@ class _JournalSession:
         if last > now:  # the polls and footer changes after the last call, and each run to its end
             steps.append({"wait": last - now})
         return steps
+
+    def _esc_after(self, group: Sequence[_JournalDispatch], cancel: int) -> int:
+        """The step's Esc as ms after it began in the replay, where every run but an open takes no time, so the
+        step's opens start at its first millisecond. An Esc that came while opens ran lands as far into them as
+        it did, before the shortest ends, and never at 0: the journal can round an open's start and the Esc to
+        one millisecond, and an Esc at 0 comes before any open."""
+        running = [r for d in group if self._id(d) in self.spawns for r in self.spawns[self._id(d)].runs
+                   if _is(r, self.lich, "open") and int(r["t"]) <= cancel < _record_end(r)]
+        if not running:
+            return max(0, cancel - group[0].t)
+        into = cancel - min(int(r["t"]) for r in running)
+        return max(1, min(into, min(int(r.get("ms") or 0) for r in running) - 1))
 
     def expectations(self) -> list[Any]:
         """What the mod answered, its toasts and its runs (the polls aside)."""

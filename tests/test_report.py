@@ -356,10 +356,14 @@ def _esc_journal(run_t: int, done_t: int, cancel_t: int, answer_t: int) -> list[
 @pytest.mark.parametrize(("run_t", "done_t", "cancel_t", "answer_t"), [
     (2, 1569, 5, 5),  # the open's start and length rounded apart: it ends a millisecond after the next record
     (3, 1571, 5, 900),  # a loaded host wrote the given-up call's answer long after the cancel
-], ids=["rounded", "late-answer"])
+    (2, 1570, 2, 2),  # the call, the open's start and the Esc in one millisecond: still an Esc mid-open
+    (40, 1608, 1590, 1590),  # the open began 38 ms after the call, the Esc 1,550 ms into it
+], ids=["rounded", "late-answer", "same-millisecond", "late-open"])
 def test_the_replay_of_an_esc_mid_open_lasts_until_the_open_ended(run_t: int, done_t: int, cancel_t: int,
                                                                  answer_t: int) -> None:
     reported = report.report_scenario(_esc_journal(run_t, done_t, cancel_t, answer_t), "esc.jsonl")
+    step = next(s for s in yaml.safe_load(reported.yaml)["steps"] if s.get("id") == "toolu_01E")
+    assert step["esc_after"] == max(1, cancel_t - run_t)  # as far into the open as the Esc came
     assert report.replay_and_compare(reported, "esc.yaml") == []
 
 
