@@ -34,9 +34,10 @@ from agent_cards.arguments import CommandParser, interrupted, parse
 from agent_cards_claude_driver.install import ensure_claude
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse
-from agent_cards_claude_driver.runs import run_print
+from agent_cards_claude_driver.runs import module_plugin, run_print
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
+from agent_cards_claude_driver.waits import until
 from agent_cards_simulator.lich.scripts import LichScript
 from bench.figures import Figure, print_section
 
@@ -70,15 +71,6 @@ export function register(on) {
 """
 
 
-def _plugin(folder: Path, name: str, source: str) -> Path:
-    (folder / ".claude-plugin").mkdir(parents=True)
-    (folder / "hooks").mkdir()
-    manifest = {"name": name, "version": "0.0.1", "description": f"bench: {name}"}
-    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
-    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": [f"./{name}.js"]}), encoding="utf-8")
-    (folder / "hooks" / f"{name}.js").write_text(source, encoding="utf-8")
-    return folder
-
 
 def _steps(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
@@ -93,8 +85,8 @@ class _Round:
         self.claude, self.scratch = claude, scratch
         self.sandbox = Sandbox.create(scratch / "sandbox")
         self.lich = LoggedLich.install(scratch / "lich", LichScript(checkout=str(self.sandbox.project)))
-        self.probe = _plugin(scratch / "probe", "bench-probe", _PROBE % {"calls": CALLS})
-        self.plain = _plugin(scratch / "plain", "bench-plain", _PLAIN)
+        self.probe = module_plugin(scratch / "probe", "bench-probe", _PROBE % {"calls": CALLS}, "bench: bench-probe")
+        self.plain = module_plugin(scratch / "plain", "bench-plain", _PLAIN, "bench: bench-plain")
         self.serial = 0
 
     def env(self, **more: str) -> dict[str, str]:
@@ -114,11 +106,10 @@ class _Round:
             if interactive:
                 with Tui(self.claude, self.sandbox, [self.probe, beside], model, env_extra=env,
                          extra_args=["--permission-mode", "default"], ready_timeout=120) as tui:
-                    deadline = time.monotonic() + 120
-                    while not out.exists():
-                        if time.monotonic() > deadline:
-                            raise SystemExit(f"bench: the probe wrote nothing:\n{tui.screen()}")
-                        time.sleep(0.1)
+                    try:
+                        until("the probe's figures", out.exists, 120, every=0.1, shown=tui.screen)
+                    except TimeoutError as late:
+                        raise SystemExit(f"bench: {late}") from None
                     tui.exit()
             else:
                 run = run_print(self.claude, self.sandbox, [self.probe, beside], "hi", model, env_extra=env,

@@ -4,6 +4,7 @@ group when it overruns."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -93,6 +94,18 @@ def run_plugin_test(claude: Path, test_dir: Path, home: Path, *, timeout: float 
 
 def plugin_args(plugin_dirs: Iterable[Path]) -> list[str]:
     return [a for d in plugin_dirs for a in ("--plugin-dir", str(d))]
+
+
+def module_plugin(folder: Path, name: str, source: str, description: str) -> Path:
+    """``folder`` made a plugin of one module, ``hooks/<name>.js`` holding ``source`` (a probe, or a plugin that
+    does nothing, run beside the mod with ``--plugin-dir``)."""
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / "hooks").mkdir()
+    manifest = {"name": name, "version": "0.0.1", "description": description}
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": [f"./{name}.js"]}), encoding="utf-8")
+    (folder / "hooks" / f"{name}.js").write_text(source, encoding="utf-8")
+    return folder
 
 
 def run_print(

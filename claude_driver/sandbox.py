@@ -85,23 +85,34 @@ class Sandbox(Record):
         A launcher on the way to the interpreter (pyenv's shim, a wrapper script) is the host's own pid, since
         it ends in an exec; the shells it forks for ``$(…)`` carry the same command line for a moment and are
         not hosts, so a match whose parent matches too is left out."""
-        parents: dict[int, int] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
+        parents: dict[int, int | None] = {}
+        for pid in pids():
             try:
-                cmdline = (entry / "cmdline").read_bytes()
-                environ = (entry / "environ").read_bytes()
-                stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                environ = Path(f"/proc/{pid}/environ").read_bytes()
             except OSError:
                 continue
             if b"agent_cards.bridge" in cmdline and str(self.home).encode() in environ:
-                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
+                parents[pid] = parent_of(pid)
         return sorted(pid for pid, parent in parents.items() if parent not in parents)
 
     def cleanup(self) -> None:
         remove_leftovers(self.project, self.pids, [self.tmp])
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def pids() -> list[int]:
+    """Every process this user can see."""
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent of ``pid``, or None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state; the name before may hold ")"
 
 
 def _slugs(project: Path) -> set[str]:

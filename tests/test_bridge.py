@@ -29,6 +29,7 @@ from agent_cards.bridge import lifetime
 from agent_cards.bridge.host import run_process
 from agent_cards.texts import agent_text, person_text
 from agent_cards_claude_driver.lich_log import LoggedLich
+from agent_cards_claude_driver.waits import until
 from agent_cards_simulator.lich.install import SetupError
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript
 
@@ -451,10 +452,7 @@ def test_a_command_past_its_timeout_is_ended_with_its_whole_process_group(tmp_pa
         asyncio.run(run_process([sys.executable, "-c", leader], 5000))
     assert hung.value.kind == "timeout"
     child = int(pid_file.read_text())
-    deadline = time.monotonic() + 10
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not alive(child)
+    until("the leader's child gone", lambda: not alive(child), 10, every=0.02)
 
 
 # -- the state kept per Claude Code session, across processes ------------------------------------------------
@@ -504,11 +502,11 @@ def test_a_continued_session_counts_its_worker_again_and_tells_the_model(
 
 def second_calls(lich: LoggedLich, count: int) -> list[list[str]]:
     """lich's calls once there are ``count`` of them (the host's first read runs on its own)."""
-    deadline = time.monotonic() + 20
-    while len(calls := lich.calls()) < count:
-        assert time.monotonic() < deadline, calls
-        time.sleep(0.05)
-    return calls
+    def enough() -> list[list[str]] | None:
+        calls = lich.calls()
+        return calls if len(calls) >= count else None
+
+    return until(f"{count} lich calls", enough, 20, shown=lich.calls)
 
 
 def test_a_reload_keeps_the_count_and_tells_the_model_nothing(
@@ -583,10 +581,8 @@ def test_a_host_whose_parent_died_before_its_hello_exits(lich: LoggedLich, tmp_p
     rest = parent.stdout.read()  # the host's stdout: ends when the host exits
     parent.stdout.close()
     assert b"hello" not in rest
-    deadline = time.monotonic() + 10  # its stdout closed as it exits: wait for the exit itself to end
-    while lifetime.alive(host_pid):
-        assert time.monotonic() < deadline, "the host still runs with its parent gone"
-        time.sleep(0.02)
+    # its stdout closed as it exits: wait for the exit itself to end
+    until("the host's exit with its parent gone", lambda: not lifetime.alive(host_pid), 10, every=0.02)
     assert parent.stderr is not None and b"Traceback" not in parent.stderr.read()
     parent.stderr.close()
 
@@ -626,11 +622,7 @@ def runs_of(tmp_path: Path) -> Path:
 
 def wait_for(what: Any, timeout: float = 20.0) -> Any:
     """``what()`` once it is true (a file the programs wrote, a log line), polled."""
-    deadline = time.monotonic() + timeout
-    while not (found := what()):
-        assert time.monotonic() < deadline, "never came"
-        time.sleep(0.02)
-    return found
+    return until("what the programs write", what, timeout, every=0.02)
 
 
 def test_an_open_whose_host_was_killed_is_counted_by_the_next_host_and_task_stop_closes_it(

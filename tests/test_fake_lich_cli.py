@@ -18,6 +18,7 @@ from freezegun import freeze_time
 
 import agent_cards_simulator
 from agent_cards.bridge.lifetime import alive
+from agent_cards_claude_driver.waits import until
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import NOW_ENV, STATE_ENV, State, create_state, run_command, transact
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript, StopScript
@@ -257,10 +258,7 @@ def test_a_hung_open_saves_reports_and_sleeps_with_its_child(program: str, tmp_p
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=60)
-    deadline = time.monotonic() + 5
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not alive(child)
+    until("the open's child gone", lambda: not alive(child), 5, every=0.02)
 
 
 def test_a_real_sleep_comes_after_the_report(program: str, tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_cards_claude_driver.waits import until
 from agent_cards_simulator.runners.processes import ProcessRuns, alive, comparable, replay_processes
 from agent_cards_simulator.scenario.files import read_checked, scenario_files
 from agent_cards_simulator.scenario.reader import Scenario, read
@@ -41,12 +41,7 @@ def assert_same(processes: Replay, in_process: Replay) -> None:
 
 
 def gone(pid: int, within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return until(f"pid {pid} gone", lambda: not alive(pid), within_s, every=0.02)
 
 
 def test_scenarios_are_shipped() -> None:

@@ -28,6 +28,7 @@ from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse, text_of,
 from agent_cards_claude_driver.runs import run_print, run_validate
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
+from agent_cards_claude_driver.waits import until
 from agent_cards_simulator.lich.install import SetupError
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript, ReportScript
 
@@ -57,12 +58,11 @@ class FakeLich(LoggedLich):
         }
 
     def wait_calls(self, predicate: Callable[[list[list[str]]], bool], timeout: float = 30.0) -> list[list[str]]:
-        deadline = time.monotonic() + timeout
-        while not predicate(calls := self.calls()):
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"lich calls: {calls}")
-            time.sleep(0.1)
-        return calls
+        def matched() -> list[list[str]] | None:
+            calls = self.calls()
+            return calls if predicate(calls) else None
+
+        return until("the lich calls awaited", matched, timeout, every=0.1, shown=self.calls)
 
 
 @pytest.fixture
@@ -128,9 +128,7 @@ def test_a_general_purpose_call_is_taken_counted_and_stopped(
         tui.type("Stop that worker now.")
         assert model.wait_until(answered(stop), 60), tui.screen()
         screen = tui.wait_idle(30)
-        deadline = time.monotonic() + 15
-        while ONE in tui.screen() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        until("the footer cleared", lambda: ONE not in tui.screen(), 15, every=0.2, shown=tui.screen)
         footer_after = tui.screen()
         status = tui.exit()
     timings.append(f"interactive: taken, counted, stopped: {time.monotonic() - start:.2f}s (ready {ready:.2f}s)")
@@ -165,10 +163,7 @@ def test_the_poll_ends_the_count(
         tui.wait_for(re.escape(ONE), 60)
         shown = time.monotonic()
         fake_lich.wait_calls(lambda calls: ["sessions", "--json"] in calls, 30)
-        deadline = time.monotonic() + 30
-        while ONE in tui.screen():
-            assert time.monotonic() < deadline, tui.screen()
-            time.sleep(0.2)
+        until("the footer cleared", lambda: ONE not in tui.screen(), 30, every=0.2, shown=tui.screen)
         cleared = time.monotonic() - shown
         status = tui.exit()
     timings.append(f"interactive: the poll cleared the footer {cleared:.1f}s after it showed "
@@ -195,12 +190,7 @@ def kill_hosts(sandbox: Sandbox, sig: int = signal.SIGKILL) -> list[int]:
 
 
 def wait_hosts(sandbox: Sandbox, timeout: float = 20.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while not (found := hosts(sandbox)):
-        if time.monotonic() >= deadline:
-            raise TimeoutError("no session host started")
-        time.sleep(0.1)
-    return found
+    return until("a session host", lambda: hosts(sandbox), timeout, every=0.1)
 
 
 def ask_rule(sandbox: Sandbox) -> None:
@@ -425,7 +415,7 @@ def test_a_host_killed_mid_open_leaves_a_worker_the_next_host_counts_and_task_st
         tui.type("Stop the worker lich opened.")
         assert model.wait_until(answered(stop), 60), tui.screen()
         tui.wait_idle(30)
-        wait_until("the footer cleared", lambda: ONE not in tui.screen(), 15)
+        until("the footer cleared", lambda: ONE not in tui.screen(), 15)
         status = tui.exit()
     timings.append(f"interactive: host killed mid-open, counted {counted:.1f}s later, stopped: "
                    f"{time.monotonic() - start:.2f}s")
@@ -508,10 +498,8 @@ def test_a_reloaded_module_takes_the_next_call(
         before = wait_hosts(sandbox)
         module.write_text(module.read_text(encoding="utf-8") + "// reloaded\n", encoding="utf-8")
         tui.type("/reload-plugins")
-        deadline = time.monotonic() + 30
-        while set(hosts(sandbox)) & set(before) or not hosts(sandbox):
-            assert time.monotonic() < deadline, tui.screen()
-            time.sleep(0.2)
+        until("only a new session host", lambda: hosts(sandbox) and not set(hosts(sandbox)) & set(before), 30,
+              every=0.2, shown=tui.screen)
         tui.wait_idle(30)
         tui.type("Now write the docs.")
         assert model.wait_until(answered(second), 60), tui.screen()
@@ -604,13 +592,6 @@ LOST = "didn't finish before the previous session ended"
 STILL = agent_text("en", "resume.still_running", label="Session 2", name=WORKER)
 
 
-def wait_until(what: str, predicate: Callable[[], object], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() >= deadline:
-            raise TimeoutError(what)
-        time.sleep(0.1)
-
 
 def test_continue_keeps_the_worker_counted_and_stoppable(
     claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
@@ -633,7 +614,7 @@ def test_continue_keeps_the_worker_counted_and_stoppable(
         tui.type("Stop that worker now.")
         assert model.wait_until(answered(stop), 60), tui.screen()
         tui.wait_idle(30)
-        wait_until("the footer cleared", lambda: ONE not in tui.screen(), 15)
+        until("the footer cleared", lambda: ONE not in tui.screen(), 15)
         status = tui.exit()
     timings.append(f"interactive: /exit, --continue, counted and stopped: {time.monotonic() - start:.2f}s")
     assert status == 0
@@ -667,9 +648,9 @@ def test_a_killed_host_is_started_again_by_the_poll(
         reads = sum(c == ["sessions", "--json"] for c in fake_lich.calls())
         killed = time.monotonic()
         kill_hosts(sandbox, signal.SIGKILL)
-        wait_until("a new host", lambda: [p for p in hosts(sandbox) if p != first], 30)
+        until("a new host", lambda: [p for p in hosts(sandbox) if p != first], 30)
         restarted = time.monotonic() - killed
-        wait_until("the new host's read of lich",
+        until("the new host's read of lich",
                    lambda: sum(c == ["sessions", "--json"] for c in fake_lich.calls()) > reads, 30)
         assert ONE in tui.screen()
         status = tui.exit()

@@ -9,18 +9,18 @@ fake host holds a reload asked for mid-turn: shown with a module of its own that
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse
+from agent_cards_claude_driver.runs import module_plugin
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui
+from agent_cards_claude_driver.waits import until
 from agent_cards_conformance.command import conform_one, to_text
 from agent_cards_conformance.plan import plan
 from agent_cards_conformance.real import run_real
@@ -72,25 +72,14 @@ _MARKING = """export function register(on) {
 """
 
 
-def _until(what: str, done: Callable[[], object], timeout: float, tui: Tui) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        assert time.monotonic() < deadline, f"{what}:\n{tui.screen()}"
-        time.sleep(0.05)
-
 
 def test_a_module_changed_while_a_turn_runs_is_reloaded_once_the_turn_ends(
     claude: Path, sandbox: Sandbox, fake_api: Callable[..., ScriptedModel], tmp_path: Path
 ) -> None:
-    plugin, marks = tmp_path / "marking", tmp_path / "marks"
-    (plugin / ".claude-plugin").mkdir(parents=True)
-    (plugin / "hooks").mkdir()
+    marks = tmp_path / "marks"
     marks.mkdir()
-    (plugin / ".claude-plugin" / "plugin.json").write_text(
-        json.dumps({"name": "marking", "version": "0.0.1", "description": "marks session.start"}), encoding="utf-8")
-    (plugin / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./marking.js"]}), encoding="utf-8")
+    plugin = module_plugin(tmp_path / "marking", "marking", _MARKING, "marks session.start")
     module = plugin / "hooks" / "marking.js"
-    module.write_text(_MARKING, encoding="utf-8")
     bash = ToolUse("Bash", {"command": "sleep 20", "description": "Wait twenty seconds"}, text="Waiting.")
     model = fake_api([bash, "Done."])
 
@@ -99,12 +88,12 @@ def test_a_module_changed_while_a_turn_runs_is_reloaded_once_the_turn_ends(
 
     with Tui(claude, sandbox, [plugin], model, env_extra={"MARKS": str(marks)},
              extra_args=["--allowedTools", "Bash"]) as tui:
-        _until("no session.start at launch", lambda: starts() == 1, 30, tui)
+        until("one session.start at launch", lambda: starts() == 1, 30, shown=tui.screen)
         tui.type("Please wait a little.")
         tui.wait_for("sleep 20", 60)
         module.write_text(_MARKING + "// changed while the turn runs\n", encoding="utf-8")
-        _until("the Bash result never reached the model", lambda: len(model.main_requests) >= 2, 90, tui)
+        until("the Bash result at the model", lambda: len(model.main_requests) >= 2, 90, shown=tui.screen)
         held = starts()
-        _until("the changed module was never reloaded", lambda: starts() == 2, 60, tui)
+        until("the changed module reloaded", lambda: starts() == 2, 60, shown=tui.screen)
         tui.exit()
     assert held == 1, "reloaded before the turn ended"

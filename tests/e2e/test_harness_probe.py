@@ -14,8 +14,9 @@ import pytest
 
 from agent_cards_claude_driver.model_api import ScriptedModel, ToolUse, text_of, tool_results
 from agent_cards_claude_driver.runs import run_print, run_validate
-from agent_cards_claude_driver.sandbox import Sandbox
+from agent_cards_claude_driver.sandbox import Sandbox, parent_of, pids
 from agent_cards_claude_driver.tui import Tui
+from agent_cards_claude_driver.waits import until
 
 ModelFactory = Callable[..., ScriptedModel]
 ProbeFactory = Callable[..., Any]
@@ -139,10 +140,8 @@ def test_a_launchers_forked_shells_are_not_session_hosts(tmp_path: Path) -> None
     launcher = subprocess.Popen(["bash", "-c", script, "python3", "-m", "agent_cards.bridge"], env=env,
                                 stdin=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while not (forked := _children(launcher.pid)):
-            assert time.monotonic() < deadline, "the launcher forked no shell"
-            time.sleep(0.01)
+        forked = until("the launcher's forked shell", lambda: [p for p in pids() if parent_of(p) == launcher.pid],
+                       30, every=0.01)
         assert box.session_hosts() == [launcher.pid], forked
     finally:
         assert launcher.stdin is not None
@@ -150,15 +149,3 @@ def test_a_launchers_forked_shells_are_not_session_hosts(tmp_path: Path) -> None
         launcher.wait(30)
     assert box.session_hosts() == []
 
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
