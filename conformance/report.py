@@ -38,6 +38,7 @@ import yaml
 
 from agent_cards.bridge.journal import FOLDER_NAME, SUFFIX, folder_of
 from agent_cards.record import Record, field
+from agent_cards_simulator.runners.scripted_git import GIT_MS
 
 MAX_BYTES = 16 << 20  # two parts of a journal and room to spare
 MAX_DEPTH = 32
@@ -492,6 +493,7 @@ class _JournalSession:
         now = 0
         answered_at = {self._id(d): _ended(d) for d in calls}
         agent_ids: dict[str, str] = {}
+        left_running: list[int] = []  # when each open a step's Esc left running ends, in the replay
         i = 0
         while i < len(calls):
             group = [calls[i]]
@@ -506,32 +508,47 @@ class _JournalSession:
             self.parallel = self.parallel or len(items) > 1
             step: dict[str, Any] = items[0] if len(items) == 1 else {"parallel": items}
             cancelled = [d.cancelled_t for d in group if d.cancelled_t is not None]
-            if cancelled:
+            ended = max(begun, end)
+            if cancelled:  # the replay's step ends at its Esc; the opens it leaves running end after
                 step["esc_after"] = self._esc_after(group, min(cancelled))
+                ended = begun + step["esc_after"]
+                left_running += [begun + at + int(r.get("ms") or 0) for r, at in self._opens_in_replay(group)]
             steps.append(step)
             for d in group:
                 value: dict[str, Any] = d.answer if isinstance(d.answer, dict) else {}
                 result: dict[str, Any] = value["result"] if isinstance(value.get("result"), dict) else {}
                 if isinstance(result.get("agentId"), str):
                     agent_ids[result["agentId"]] = self._id(d)
-            now = max(begun, end)
+            now = ended
             i += len(group)
-        last = max(_record_end(r) for r in self.records)
+        last = max([*(_record_end(r) for r in self.records), *left_running])
         if last > now:  # the polls and footer changes after the last call, and each run to its end
             steps.append({"wait": last - now})
         return steps
 
     def _esc_after(self, group: Sequence[_JournalDispatch], cancel: int) -> int:
-        """The step's Esc as ms after it began in the replay, where every run but an open takes no time, so the
-        step's opens start at its first millisecond. An Esc that came while opens ran lands as far into them as
-        it did, before the shortest ends, and never at 0: the journal can round an open's start and the Esc to
-        one millisecond, and an Esc at 0 comes before any open."""
-        running = [r for d in group if self._id(d) in self.spawns for r in self.spawns[self._id(d)].runs
-                   if _is(r, self.lich, "open") and int(r["t"]) <= cancel < _record_end(r)]
+        """The step's Esc as ms after it began in the replay. An Esc that came while opens ran lands as far into
+        them as it did, before the first of them ends, and never at the open's own start: the journal can round
+        the open's start and the Esc to one millisecond, and an Esc at the moment an open starts comes before it."""
+        running = [(r, at) for r, at in self._opens_in_replay(group) if int(r["t"]) <= cancel < _record_end(r)]
         if not running:
             return max(0, cancel - group[0].t)
-        into = cancel - min(int(r["t"]) for r in running)
-        return max(1, min(into, min(int(r.get("ms") or 0) for r in running) - 1))
+        first, at = min(running, key=lambda run: int(run[0]["t"]))
+        ends = min(start + int(r.get("ms") or 0) for r, start in running)
+        return max(at + 1, min(at + cancel - int(first["t"]), ends - 1))
+
+    def _opens_in_replay(self, group: Sequence[_JournalDispatch]) -> list[tuple[Mapping[str, Any], int]]:
+        """Each open of the step's calls, and when it starts in the replay (ms after the step began): after the
+        call's git runs before it, each taking the scripted git's time, while the hooks themselves take none."""
+        out: list[tuple[Mapping[str, Any], int]] = []
+        for d in group:
+            spawn = self.spawns.get(self._id(d))
+            runs = [*d.runs, *(spawn.runs if spawn is not None else [])]
+            for r in runs:
+                if _is(r, self.lich, "open"):
+                    gits = [g for g in runs if (g.get("argv") or [None])[0] == "git" and int(g["t"]) <= int(r["t"])]
+                    out.append((r, GIT_MS * len(gits)))
+        return out
 
     def expectations(self) -> list[Any]:
         """What the mod answered, its toasts and its runs (the polls aside)."""

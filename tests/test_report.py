@@ -26,6 +26,7 @@ from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_conformance import report
 from agent_cards_simulator.lich.install import SetupError
 from agent_cards_simulator.lich.scripts import LichScript, OpenScript
+from agent_cards_simulator.runners.scripted_git import GIT_MS
 
 ORIGIN = {"plugin": "engine", "tier": "core"}
 START = [{"event": "session.start", "e": {"cwd": "/home/dev/app", "surface": "terminal", "isInteractive": True},
@@ -364,6 +365,35 @@ def test_the_replay_of_an_esc_mid_open_lasts_until_the_open_ended(run_t: int, do
     reported = report.report_scenario(_esc_journal(run_t, done_t, cancel_t, answer_t), "esc.jsonl")
     step = next(s for s in yaml.safe_load(reported.yaml)["steps"] if s.get("id") == "toolu_01E")
     assert step["esc_after"] == max(1, cancel_t - run_t)  # as far into the open as the Esc came
+    assert report.replay_and_compare(reported, "esc.yaml") == []
+
+
+def _isolated(records: list[dict[str, Any]], git_ms: int) -> list[dict[str, Any]]:
+    """The journal of :func:`_esc_journal` for a call on its own branch: the mod reads the branch first."""
+    for r in records:
+        if r.get("d") == "c1" and isinstance(r.get("e"), dict):
+            r["e"] = {**r["e"], "isolation": "worktree"}
+        if r["k"] == "run":
+            r["argv"][5:5] = ["--worktree", "subagent/fix-auth-u01e", "--base", "main"]
+    passed = next(n for n, r in enumerate(records) if r["k"] == "next" and r["d"] == "c1")
+    records.insert(passed, {"k": "run", "t": 2, "d": "c1", "timeout_ms": 30000, "exit": 0, "stdout": "main\n",
+                            "stderr": "", "error": None, "ms": git_ms, "argv": ["git", "branch", "--show-current"]})
+    return records
+
+
+@pytest.mark.parametrize(("git_ms", "cancel_t"), [
+    (3, 5),  # the open began as git's 3 ms read ended, the Esc in the same millisecond
+    (4, 900),  # git read in 4 ms, the replay's in 5: the open ends a millisecond later there
+    (3, 1300),
+], ids=["at-the-open", "mid-open", "late"])
+def test_an_esc_mid_open_after_a_branch_read_lands_in_the_replays_open(git_ms: int, cancel_t: int) -> None:
+    """In the replay the open starts once the scripted git has answered (its own time, not the session's), and
+    the replay lasts until the open the Esc left running has ended."""
+    run_t = 2 + git_ms
+    records = _isolated(_esc_journal(run_t, run_t + 1568, cancel_t, cancel_t), git_ms)
+    reported = report.report_scenario(records, "esc.jsonl")
+    step = next(s for s in yaml.safe_load(reported.yaml)["steps"] if s.get("id") == "toolu_01E")
+    assert step["esc_after"] == GIT_MS + max(1, cancel_t - run_t)
     assert report.replay_and_compare(reported, "esc.yaml") == []
 
 
