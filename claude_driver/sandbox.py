@@ -85,7 +85,7 @@ class Sandbox(Record):
         A launcher on the way to the interpreter (pyenv's shim, a wrapper script) is the host's own pid, since
         it ends in an exec; the shells it forks for ``$(…)`` carry the same command line for a moment and are
         not hosts, so a match whose parent matches too is left out."""
-        parents: dict[int, int | None] = {}
+        parents: dict[int, int] = {}
         for pid in pids():
             try:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -93,7 +93,9 @@ class Sandbox(Record):
             except OSError:
                 continue
             if b"agent_cards.bridge" in cmdline and str(self.home).encode() in environ:
-                parents[pid] = parent_of(pid)
+                parent = parent_of(pid)
+                if parent is not None:  # else it ended meanwhile
+                    parents[pid] = parent
         return sorted(pid for pid, parent in parents.items() if parent not in parents)
 
     def cleanup(self) -> None:
