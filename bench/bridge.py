@@ -71,7 +71,6 @@ export function register(on) {
 """
 
 
-
 def _steps(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []

@@ -24,7 +24,7 @@ def test_until_returns_what_came_once_it_came() -> None:
 
 def test_until_names_what_never_came_with_what_it_saw_last() -> None:
     with pytest.raises(TimeoutError) as late:
-        until("the footer cleared", lambda: [], 0.05, every=0.01, shown=lambda: "lich: 1 worker")
+        until("the footer cleared", list, 0.05, every=0.01, shown=lambda: "lich: 1 worker")
     assert str(late.value) == "the footer cleared: not within 0.05 s (last seen: []):\nlich: 1 worker"
 
 

@@ -592,7 +592,6 @@ LOST = "didn't finish before the previous session ended"
 STILL = agent_text("en", "resume.still_running", label="Session 2", name=WORKER)
 
 
-
 def test_continue_keeps_the_worker_counted_and_stoppable(
     claude: Path, sandbox: Sandbox, fake_api: ModelFactory, fake_lich: FakeLich, timings: list[str]
 ) -> None:
@@ -651,7 +650,7 @@ def test_a_killed_host_is_started_again_by_the_poll(
         until("a new host", lambda: [p for p in hosts(sandbox) if p != first], 30)
         restarted = time.monotonic() - killed
         until("the new host's read of lich",
-                   lambda: sum(c == ["sessions", "--json"] for c in fake_lich.calls()) > reads, 30)
+              lambda: sum(c == ["sessions", "--json"] for c in fake_lich.calls()) > reads, 30)
         assert ONE in tui.screen()
         status = tui.exit()
     timings.append(f"interactive: a killed host started again {restarted:.1f}s later")

@@ -72,7 +72,6 @@ _MARKING = """export function register(on) {
 """
 
 
-
 def test_a_module_changed_while_a_turn_runs_is_reloaded_once_the_turn_ends(
     claude: Path, sandbox: Sandbox, fake_api: Callable[..., ScriptedModel], tmp_path: Path
 ) -> None:
