@@ -104,7 +104,7 @@ class Sandbox(Record):
 
 
 def pids() -> list[int]:
-    """Every process this user can see."""
+    """Every process ``/proc`` shows."""
     return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
 
 

@@ -279,6 +279,19 @@ def _record_end(r: Mapping[str, Any]) -> int:
     return int(r["t"]) + (int(r.get("ms") or 0) if r["k"] in ("run", "collect") else 0)
 
 
+def _esc_after(opens: Sequence[tuple[Mapping[str, Any], int]], cancel: int, begun: int) -> int:
+    """A step's Esc as ms after it began in the replay (``opens``: the step's opens and when each starts there).
+    An Esc that came while opens ran lands as far into them as it did, before the first of them ends, and never
+    at the open's own start: the journal can round the open's start and the Esc to one millisecond, and an Esc
+    at the moment an open starts comes before it."""
+    running = [(r, at) for r, at in opens if int(r["t"]) <= cancel < _record_end(r)]
+    if not running:
+        return max(0, cancel - begun)
+    first, at = min(running, key=lambda run: int(run[0]["t"]))
+    ends = min(start + int(r.get("ms") or 0) for r, start in running)
+    return max(at + 1, min(at + cancel - int(first["t"]), ends - 1))
+
+
 def _is(r: Mapping[str, Any], lich: str | None, command: str) -> bool:
     argv = r.get("argv") or []
     return len(argv) >= 2 and argv[0] == lich and argv[1] == command
@@ -510,9 +523,10 @@ class _JournalSession:
             cancelled = [d.cancelled_t for d in group if d.cancelled_t is not None]
             ended = max(begun, end)
             if cancelled:  # the replay's step ends at its Esc; the opens it leaves running end after
-                step["esc_after"] = self._esc_after(group, min(cancelled))
+                opens = self._opens_in_replay(group)
+                step["esc_after"] = _esc_after(opens, min(cancelled), begun)
                 ended = begun + step["esc_after"]
-                left_running += [begun + at + int(r.get("ms") or 0) for r, at in self._opens_in_replay(group)]
+                left_running += [begun + at + int(r.get("ms") or 0) for r, at in opens]
             steps.append(step)
             for d in group:
                 value: dict[str, Any] = d.answer if isinstance(d.answer, dict) else {}
@@ -525,17 +539,6 @@ class _JournalSession:
         if last > now:  # the polls and footer changes after the last call, and each run to its end
             steps.append({"wait": last - now})
         return steps
-
-    def _esc_after(self, group: Sequence[_JournalDispatch], cancel: int) -> int:
-        """The step's Esc as ms after it began in the replay. An Esc that came while opens ran lands as far into
-        them as it did, before the first of them ends, and never at the open's own start: the journal can round
-        the open's start and the Esc to one millisecond, and an Esc at the moment an open starts comes before it."""
-        running = [(r, at) for r, at in self._opens_in_replay(group) if int(r["t"]) <= cancel < _record_end(r)]
-        if not running:
-            return max(0, cancel - group[0].t)
-        first, at = min(running, key=lambda run: int(run[0]["t"]))
-        ends = min(start + int(r.get("ms") or 0) for r, start in running)
-        return max(at + 1, min(at + cancel - int(first["t"]), ends - 1))
 
     def _opens_in_replay(self, group: Sequence[_JournalDispatch]) -> list[tuple[Mapping[str, Any], int]]:
         """Each open of the step's calls, and when it starts in the replay (ms after the step began): after the
