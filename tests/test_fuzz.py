@@ -22,9 +22,10 @@ from agent_cards_simulator.fuzz import command, engine
 from agent_cards_simulator.fuzz.engine import Found, Fuzz, check
 from agent_cards_simulator.fuzz.generate import QUIET_TAIL
 from agent_cards_simulator.fuzz.invariants import Violation
-from agent_cards_simulator.fuzz.writer import Repeat, scenario_of, to_yaml
+from agent_cards_simulator.fuzz.writer import scenario_of
 from agent_cards_simulator.scenario.files import read_checked
 from agent_cards_simulator.scenario.replay import replay
+from agent_cards_simulator.scenario.writer import Repeat, to_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,10 +29,11 @@ import agent_cards
 from agent_cards.record import Record, replace
 from agent_cards_simulator.fuzz import example_folder, generate, invariants, reached
 from agent_cards_simulator.fuzz.invariants import Violation
-from agent_cards_simulator.fuzz.writer import scenario_of, to_yaml, write
+from agent_cards_simulator.fuzz.writer import scenario_of, write
 from agent_cards_simulator.scenario.model import Scenario
 from agent_cards_simulator.scenario.reader import ScenarioError, read
 from agent_cards_simulator.scenario.replay import Play, replay
+from agent_cards_simulator.scenario.writer import to_yaml
 
 
 class Found(Record):

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 
 from agent_cards.branch import branch_name
 from agent_cards.record import Record, field
-from agent_cards_simulator.fuzz.writer import Repeat
 from agent_cards_simulator.scenario.spec import MAX_MS
+from agent_cards_simulator.scenario.writer import Repeat
 
 DELIVERIES = ("pending", "answered", "unanswered", "unread", "undelivered", "stopped", "expired", "", "weird")
 

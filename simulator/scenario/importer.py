@@ -42,12 +42,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agent_cards.arguments import STDIN, CommandParser, parse, refused_output, usage_error, write_output
-from agent_cards.record import Record, Value, field
+from agent_cards.record import Record, field
 from agent_cards.rules import PROMPT_LIMIT_BYTES
 from agent_cards.texts import AGENT, ENGLISH, PERSON
+from agent_cards_simulator.scenario.writer import Repeat, to_yaml
 from agent_cards_simulator.scenario.yamlnodes import YamlError, read_file
 
 TOOLS = ("Agent", "TaskStop")
@@ -116,24 +115,6 @@ class Imported(Record):
     problems: list[str] = field(default_factory=list)
     calls: int = 0
     refusal: str | None = None
-
-
-class _Repeat(Value):
-    """A long text of one repeated piece, written as ``!repeat {text, times}``."""
-
-    text: str
-    times: int
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _represent_repeat(dumper: yaml.SafeDumper, value: _Repeat) -> yaml.Node:
-    return dumper.represent_mapping("!repeat", {"text": value.text, "times": value.times}, flow_style=True)
-
-
-_Dumper.add_representer(_Repeat, _represent_repeat)
 
 
 # -- reading the log, bounded -------------------------------------------------------------------------
@@ -722,7 +703,7 @@ def _compact(value: Any) -> Any:
         for size in range(1, 65):
             piece = value[:size]
             if len(value) % size == 0 and len(value) // size <= 1_000_000 and piece * (len(value) // size) == value:
-                return _Repeat(piece, len(value) // size)
+                return Repeat(piece, len(value) // size)
     return value
 
 
@@ -792,8 +773,7 @@ def _scenario(file: str, name: str, calls: list[_ImportedCall], session: _Sessio
     scenario["steps"] = steps
     expect = [e for c in calls if c.id in readings for e in readings[c.id].expect]
     scenario["expect"] = _unique(expect)
-    text = yaml.dump(scenario, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120,
-                     default_flow_style=None)
+    text = to_yaml(scenario, width=120)
     refusal = _check(file, text)
     return Imported("" if refusal else text, problems, len(calls), refusal=refusal)
 
