@@ -35,7 +35,7 @@ FIXTURE = Path(__file__).resolve().parent / "selftest-real.jsonl"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class Plant(Value):
+class Infidelity(Value):
     """One planted infidelity: what it does to the fake host, and the scenarios it alters."""
 
     name: str
@@ -226,60 +226,60 @@ def _no_double_press() -> contextlib.AbstractContextManager[Any]:
 
 
 _REJECTED = results.USER_REJECTED
-KIT: tuple[Plant, ...] = (
-    Plant("footer one poll late", "timing", "a falling footer is drawn only after the next poll",
-          ("scenarios/footer/renamed.yaml", "scenarios/report-note.yaml"), _footer_one_poll_late),
-    Plant("every run 1.2 s slower", "timing", "each lich and git run takes 1.2 s more",
-          ("scenarios/perm/dialog-yes.yaml", "scenarios/footer/renamed.yaml", "scenarios/deliver/garbage.yaml"),
-          lambda: _executor_wrapped(_SlowerExecutor)),
-    Plant("note 8 s late", "timing", "lich's note of a report typed 8 s after it is due",
-          ("scenarios/report-note.yaml",), lambda: _executor_wrapped(_LateNotes)),
-    Plant("permission after agent.spawn", "order", "the permission check runs after agent.spawn",
-          ("scenarios/perm/dialog-yes.yaml", "scenarios/footer/renamed.yaml"), _permission_after_spawn),
-    Plant("footer never clears", "end state", "a footer whose workers left keeps its lich line",
-          ("scenarios/footer/renamed.yaml", "scenarios/report-note.yaml"), _footer_never_clears),
-    Plant("Esc answer shortened", "text", "the engine's rejection after Esc without its last sentence",
-          ("scenarios/fall/esc-isolated.yaml",),
-          lambda: _answer_error(_REJECTED, lambda text: {"error": text.rsplit(" STOP", 1)[0]})),
-    Plant("Esc answer rewrapped", "text", "the engine's rejection after Esc broken into lines",
-          ("scenarios/fall/esc-isolated.yaml",),
-          lambda: _answer_error(_REJECTED, lambda text: {"error": text.replace(". ", ".\n")})),
-    Plant("Esc answer as a deny", "text", "the engine's rejection after Esc delivered as a hook's deny",
-          ("scenarios/fall/esc-isolated.yaml",), lambda: _answer_error(_REJECTED, lambda text: {"deny": text})),
-    Plant("deny without the engine's prefix", "text", "a hook's deny without 'PreToolUse:Agent hook error: '",
-          ("scenarios/perm/hook-deny.yaml",), lambda: _texts("hook_error", lambda reason: reason)),
-    Plant("unknown type without its list", "text", "the unknown-type error without the list of types",
-          ("scenarios/take/agent-type.yaml",),
-          lambda: _texts("unknown_agent_type", lambda name, available: f"Agent type '{name}' not found.")),
-    Plant("unknown type's list rewrapped", "text", "the list of types one to a line",
-          ("scenarios/take/agent-type.yaml",),
-          lambda: _texts("unknown_agent_type", lambda name, available: f"Agent type '{name}' not found. Available "
-                         "agents:\n" + "\n".join(sorted(available, key=str.lower)))),
-    Plant("native agent input changed", "lane", "the native agent gets the call's input without its type, "
-          "or its prompt with a full stop", ("scenarios/take/agent-type.yaml", "scenarios/deliver/garbage.yaml"),
-          _native_input_changed),
-    Plant("note dropped", "lane", "lich's note of a worker's report never reaches the session",
-          ("scenarios/report-note.yaml",), _note_dropped),
-    Plant("toast changed", "lane", "a toast without its last full stop",
-          ("scenarios/deliver/garbage.yaml",), _toast_changed),
-    Plant("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow",
-          ("scenarios/perm/dialog-yes.yaml",), _dialog_as_mode),
-    Plant("every dialog asked", "lane", "two Agent calls of one reply each get a dialog, and a 'no' at the first "
-          "leaves the second to be asked, allowed and opened", ("scenarios/perm/parallel-no.yaml",),
-          _every_dialog_asked),
-    Plant("deny rule in words of its own", "text", "a typed deny rule answered 'Permission to use Agent has been "
-          "denied by a permission rule.'", ("scenarios/perm/rule-deny.yaml",),
-          lambda: _texts("rule_denied", lambda agent_type, rule: "Permission to use Agent has been denied by a "
-                         "permission rule.")),
-    Plant("plain deny rule reaches the hooks", "lane", "permissions.deny: [Agent] leaves the tool in the session, "
-          "so the mod takes the call", ("scenarios/perm/rule-deny-plain.yaml",), _plain_rule_reaches_the_hooks),
-    Plant("no Rewind panel", "lane", "Esc twice at the idle prompt opens nothing, so the footer is drawn on",
-          ("scenarios/stop/esc.yaml", "scenarios/footer/rewind-panel.yaml"), _no_double_press),
+KIT: tuple[Infidelity, ...] = (
+    Infidelity("footer one poll late", "timing", "a falling footer is drawn only after the next poll",
+               ("scenarios/footer/renamed.yaml", "scenarios/report-note.yaml"), _footer_one_poll_late),
+    Infidelity("every run 1.2 s slower", "timing", "each lich and git run takes 1.2 s more",
+               ("scenarios/perm/dialog-yes.yaml", "scenarios/footer/renamed.yaml", "scenarios/deliver/garbage.yaml"),
+               lambda: _executor_wrapped(_SlowerExecutor)),
+    Infidelity("note 8 s late", "timing", "lich's note of a report typed 8 s after it is due",
+               ("scenarios/report-note.yaml",), lambda: _executor_wrapped(_LateNotes)),
+    Infidelity("permission after agent.spawn", "order", "the permission check runs after agent.spawn",
+               ("scenarios/perm/dialog-yes.yaml", "scenarios/footer/renamed.yaml"), _permission_after_spawn),
+    Infidelity("footer never clears", "end state", "a footer whose workers left keeps its lich line",
+               ("scenarios/footer/renamed.yaml", "scenarios/report-note.yaml"), _footer_never_clears),
+    Infidelity("Esc answer shortened", "text", "the engine's rejection after Esc without its last sentence",
+               ("scenarios/fall/esc-isolated.yaml",),
+               lambda: _answer_error(_REJECTED, lambda text: {"error": text.rsplit(" STOP", 1)[0]})),
+    Infidelity("Esc answer rewrapped", "text", "the engine's rejection after Esc broken into lines",
+               ("scenarios/fall/esc-isolated.yaml",),
+               lambda: _answer_error(_REJECTED, lambda text: {"error": text.replace(". ", ".\n")})),
+    Infidelity("Esc answer as a deny", "text", "the engine's rejection after Esc delivered as a hook's deny",
+               ("scenarios/fall/esc-isolated.yaml",), lambda: _answer_error(_REJECTED, lambda text: {"deny": text})),
+    Infidelity("deny without the engine's prefix", "text", "a hook's deny without 'PreToolUse:Agent hook error: '",
+               ("scenarios/perm/hook-deny.yaml",), lambda: _texts("hook_error", lambda reason: reason)),
+    Infidelity("unknown type without its list", "text", "the unknown-type error without the list of types",
+               ("scenarios/take/agent-type.yaml",),
+               lambda: _texts("unknown_agent_type", lambda name, available: f"Agent type '{name}' not found.")),
+    Infidelity("unknown type's list rewrapped", "text", "the list of types one to a line",
+               ("scenarios/take/agent-type.yaml",),
+               lambda: _texts("unknown_agent_type", lambda name, available: f"Agent type '{name}' not found. Available "
+                              "agents:\n" + "\n".join(sorted(available, key=str.lower)))),
+    Infidelity("native agent input changed", "lane", "the native agent gets the call's input without its type, "
+               "or its prompt with a full stop", ("scenarios/take/agent-type.yaml", "scenarios/deliver/garbage.yaml"),
+               _native_input_changed),
+    Infidelity("note dropped", "lane", "lich's note of a worker's report never reaches the session",
+               ("scenarios/report-note.yaml",), _note_dropped),
+    Infidelity("toast changed", "lane", "a toast without its last full stop",
+               ("scenarios/deliver/garbage.yaml",), _toast_changed),
+    Infidelity("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow",
+               ("scenarios/perm/dialog-yes.yaml",), _dialog_as_mode),
+    Infidelity("every dialog asked", "lane", "two Agent calls of one reply each get a dialog, and a 'no' at the first "
+               "leaves the second to be asked, allowed and opened", ("scenarios/perm/parallel-no.yaml",),
+               _every_dialog_asked),
+    Infidelity("deny rule in words of its own", "text", "a typed deny rule answered 'Permission to use Agent has been "
+               "denied by a permission rule.'", ("scenarios/perm/rule-deny.yaml",),
+               lambda: _texts("rule_denied", lambda agent_type, rule: "Permission to use Agent has been denied by a "
+                              "permission rule.")),
+    Infidelity("plain deny rule reaches the hooks", "lane", "permissions.deny: [Agent] leaves the tool in the session, "
+               "so the mod takes the call", ("scenarios/perm/rule-deny-plain.yaml",), _plain_rule_reaches_the_hooks),
+    Infidelity("no Rewind panel", "lane", "Esc twice at the idle prompt opens nothing, so the footer is drawn on",
+               ("scenarios/stop/esc.yaml", "scenarios/footer/rewind-panel.yaml"), _no_double_press),
 )
 
 
 class PlantResult(Record):
-    plant: Plant
+    plant: Infidelity
     caught: dict[str, list[str]] = field(default_factory=dict)  # scenario: the lanes that differed
     missed: list[str] = field(default_factory=list)  # scenarios it alters that still conform
 
@@ -325,7 +325,7 @@ def load_fixture(path: Path = FIXTURE) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def self_test(kit: Sequence[Plant] | None = None, path: Path = FIXTURE) -> SelfTest:
+def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE) -> SelfTest:
     """The kit (:data:`KIT` unless given) against the real transcripts saved in ``path``."""
     kit = KIT if kit is None else kit
     real = load_fixture(path)
@@ -388,4 +388,4 @@ def trimmed(line: dict[str, Any]) -> dict[str, Any]:
     return {"file": line["file"], "title": line.get("title", ""), "verdict": line.get("verdict"), "real": real}
 
 
-__all__ = ["FIXTURE", "KIT", "Plant", "SelfTest", "judged", "self_test", "to_text", "trimmed"]
+__all__ = ["FIXTURE", "KIT", "Infidelity", "SelfTest", "judged", "self_test", "to_text", "trimmed"]

@@ -76,10 +76,10 @@ class MiniNext(Record):
     origin: Origin = ENGINE
     event: str = "tool.call"
 
-    class _Signal(Record):
+    class _AbortFlag(Record):
         aborted: bool = False
 
-    signal: _Signal = field(default_factory=_Signal)
+    signal: _AbortFlag = field(default_factory=_AbortFlag)
 
     async def __call__(self, e: Event, /) -> HookResult:
         result: HookResult = await self.beneath(e)

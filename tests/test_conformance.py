@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -293,8 +294,8 @@ def test_conform_self_test_fails_when_a_plant_goes_unseen(monkeypatch: pytest.Mo
 
     from agent_cards_conformance import command, selftest
 
-    blind = selftest.Plant("nothing at all", "lane", "changes nothing", ("scenarios/perm/hook-deny.yaml",),
-                           contextlib.nullcontext)
+    blind = selftest.Infidelity("nothing at all", "lane", "changes nothing", ("scenarios/perm/hook-deny.yaml",),
+                                contextlib.nullcontext)
     lines: list[str] = []
     assert command.main(["--self-test"], out=lines.append) == 0
     monkeypatch.setattr(selftest, "KIT", (*selftest.KIT, blind))
@@ -1021,29 +1022,36 @@ def test_a_native_agent_counts_from_its_spawn_with_the_engines_reaction_time() -
     assert [(d.lane, d.key) for d in late] == [("time", "native c1")]
 
 
+class _Served:
+    """The model's replies as the harness saw them: when each was served (by request), no results kept."""
+
+    def __init__(self, served: dict[int, float]) -> None:
+        self.served = served
+
+    def results(self) -> dict[str, Any]:
+        return {}
+
+
+def _write_bridge_log(path: Path, t0: float, lines: Sequence[tuple[float, str, str, int | None, str]]) -> None:
+    """The bridge's log as the runner reads it: (seconds after ``t0``, op, id, hook, kind) a line."""
+    logged = [json.dumps({"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind})
+              for at, op, d, hook, kind in lines]
+    path.write_text("\n".join(logged) + "\n", encoding="utf-8")
+
+
 def test_a_spawn_belongs_to_the_step_it_began_in(tmp_path: Path) -> None:
     """An agent.spawn that began in an earlier step and ended late (the engine resuming a native agent whose
     own agent finished: no call of the later step raised it) is not the later call's spawn."""
-    import json
-
     runner = _planned(tmp_path, "take/origin")
     t0 = 1000.0
     lines = [(1.9, "event", "1", 1, "next"), (2.1, "event", "2", 3, "next"), (2.4, "resume", "2", None, "done"),
              (4.5, "event", "3", 1, "next"), (4.7, "event", "4", 3, "next"), (5.0, "resume", "4", None, "done"),
              (8.8, "event", "6", 3, "next"), (10.2, "resume", "6", None, "done"),
              (10.3, "event", "7", 1, "next"), (10.6, "event", "8", 3, "pending"), (11.5, "poll", "8", None, "done")]
-    logged = [json.dumps({"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind})
-              for at, op, d, hook, kind in lines]
-    runner.bridge_log.write_text("\n".join(logged) + "\n", encoding="utf-8")
+    _write_bridge_log(runner.bridge_log, t0, lines)
 
-    class Served:
-        def __init__(self) -> None:
-            self.served = {1: t0, 2: t0 + 4.2, 3: t0 + 9.9}
-
-        def results(self) -> dict[str, Any]:
-            return {}
-
-    out = runner._checks_and_spawns(Served(), lambda at: round((at - t0) * 1000), {"toolu_0001", "toolu_0002"})
+    served = _Served({1: t0, 2: t0 + 4.2, 3: t0 + 9.9})
+    out = runner._checks_and_spawns(served, lambda at: round((at - t0) * 1000), {"toolu_0001", "toolu_0002"})
     spawns = [(e["call"], e["answer"], e["t"]) for e in out if e["kind"] == "spawn"]
     assert spawns == [("toolu_0001", "native", 2400), ("toolu_0002", "native", 5000), ("toolu_0003", "deny", 11500)]
 
@@ -1051,24 +1059,14 @@ def test_a_spawn_belongs_to_the_step_it_began_in(tmp_path: Path) -> None:
 def test_a_dialogs_check_is_decided_when_the_person_answered(tmp_path: Path) -> None:
     """The mod passes the call on before the dialog shows; the check's outcome is the person's answer, and the
     spawn follows it: the harness's time to answer is not the engine's."""
-    import json
-
     runner = _planned(tmp_path, "perm/plan-mode-switch")
     t0 = 1000.0
     lines = [(1.0, "event", "1", 1, "next"), (2.0, "event", "2", 1, "next"), (3.0, "event", "3", 1, "next")]
-    logged = [json.dumps({"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind})
-              for at, op, d, hook, kind in lines]
-    runner.bridge_log.write_text("\n".join(logged) + "\n", encoding="utf-8")
+    _write_bridge_log(runner.bridge_log, t0, lines)
     runner.dialog_answers = {2: [t0 + 2.5]}
 
-    class Served:
-        def __init__(self) -> None:
-            self.served = {1: t0 + 0.5, 2: t0 + 1.5, 3: t0 + 2.8}
-
-        def results(self) -> dict[str, Any]:
-            return {}
-
-    out = runner._checks_and_spawns(Served(), lambda at: round((at - t0) * 1000), set())
+    served = _Served({1: t0 + 0.5, 2: t0 + 1.5, 3: t0 + 2.8})
+    out = runner._checks_and_spawns(served, lambda at: round((at - t0) * 1000), set())
     assert [(e["call"], e["via"], e["t"]) for e in out] == [
         ("toolu_0001", "mode", 1000), ("toolu_0002", "dialog", 2500), ("toolu_0003", "mode", 3000)]
 # -- a new process, a restarted poll, a brief state, a slow lich ------------------------------------------

@@ -550,7 +550,7 @@ def test_state_updates() -> None:
 ONE = Worker("w1", "One", "d1", True)
 
 
-class KeptStore:
+class FakeKeptStore:
     """A kept store (the session host's file) holding ``state``, or failing to be read."""
 
     def __init__(self, state: ModState | None) -> None:
@@ -565,32 +565,33 @@ class KeptStore:
 def test_restore_reads_the_kept_store_first_and_the_given_state_when_it_holds_nothing() -> None:
     given = ModState(lich_bin="/bin/given", workers=(ONE,)).to_json()
     kept = ModState(lich_bin="/bin/kept", workers=(Worker("w2", "Two", "d2", False),))
-    assert restore(given, KeptStore(kept), "", None, print) == kept
-    assert restore(given, KeptStore(ModState()), "", None, print).lich_bin == "/bin/given"
-    assert restore(given, KeptStore(ModState(owner="41")), "", None, print).owner == "41"
+    assert restore(given, FakeKeptStore(kept), "", None, print) == kept
+    assert restore(given, FakeKeptStore(ModState()), "", None, print).lich_bin == "/bin/given"
+    assert restore(given, FakeKeptStore(ModState(owner="41")), "", None, print).owner == "41"
 
 
 def test_restore_reports_a_kept_store_it_cannot_read_and_keeps_the_given_state() -> None:
     reported: list[str] = []
-    state = restore(ModState(workers=(ONE,)).to_json(), KeptStore(None), "", None, reported.append)
+    state = restore(ModState(workers=(ONE,)).to_json(), FakeKeptStore(None), "", None, reported.append)
     assert state.workers == (ONE,)
     assert reported == ["the kept state could not be read: Permission denied"]
 
 
 def test_restore_marks_the_workers_of_another_process_reported_lost() -> None:
-    kept = KeptStore(ModState(workers=(ONE,), owner="41"))
+    kept = FakeKeptStore(ModState(workers=(ONE,), owner="41"))
     assert restore(None, kept, "42", None, print).reported_lost == ("w1",)
     assert restore(None, kept, "42", None, print).owner == "42"
     assert restore(None, kept, "41", None, print).reported_lost == ()
     assert restore(None, kept, "", None, print) == ModState(workers=(ONE,), owner="41")
-    assert restore(None, KeptStore(ModState(owner="41")), "42", None, print).reported_lost == ()
+    assert restore(None, FakeKeptStore(ModState(owner="41")), "42", None, print).reported_lost == ()
 
 
 def test_restore_takes_interactive_from_a_session_start_seen_now() -> None:
-    kept = KeptStore(ModState(interactive=True, workers=(ONE,)))
+    kept = FakeKeptStore(ModState(interactive=True, workers=(ONE,)))
     assert restore(None, kept, "", None, print).interactive is True
     assert restore(None, kept, "", {"isInteractive": False}, print).interactive is False
-    assert restore(None, KeptStore(ModState(workers=(ONE,))), "", {"isInteractive": True}, print).interactive is True
+    one = FakeKeptStore(ModState(workers=(ONE,)))
+    assert restore(None, one, "", {"isInteractive": True}, print).interactive is True
     assert restore(None, kept, "", {"isInteractive": "yes"}, print).interactive is False
 
 

@@ -47,7 +47,7 @@ def test_replace_copies_with_fields_changed() -> None:
 
 
 def test_a_subclass_keeps_its_base_fields_and_adds_its_own() -> None:
-    class Named(Settings):
+    class Titled(Settings):
         """Only methods: the same fields as its base."""
 
         def title(self) -> str:
@@ -56,7 +56,7 @@ def test_a_subclass_keeps_its_base_fields_and_adds_its_own() -> None:
     class Tagged(Log):
         extra: str = "x"
 
-    assert Named("ada").title() == "Ada" and Named("ada") == Named("ada") != Settings("ada")
+    assert Titled("ada").title() == "Ada" and Titled("ada") == Titled("ada") != Settings("ada")
     tagged = Tagged(["a"], 0, "y")
     assert (tagged.lines, tagged.extra, tagged.seen) == (["a"], "y", 1)  # the base's __post_init__ still runs
     assert Tagged().lines == [] and Tagged().extra == "x"

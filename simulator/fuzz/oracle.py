@@ -60,7 +60,7 @@ class Disagreement(Value):
     expect: dict[str, Any] = field(default_factory=dict)
 
 
-class Worker(Record):
+class ModelWorker(Record):
     """A worker the spec counts from ``added`` (the open's end) until ``gone`` (surely) or ``vague`` (maybe)."""
 
     name: str
@@ -150,9 +150,9 @@ class Book(Record):
     """The workers the spec counts, in the order opened (a later open of the same roster name makes both vague:
     the mod keeps one record per name, and which one is its own)."""
 
-    workers: list[Worker] = field(default_factory=list)
+    workers: list[ModelWorker] = field(default_factory=list)
 
-    def add(self, worker: Worker) -> None:
+    def add(self, worker: ModelWorker) -> None:
         for old in self.workers:
             if old.name == worker.name:
                 old.end(worker.added, sure=False)
@@ -162,7 +162,7 @@ class Book(Record):
     def bounds(self, t: float) -> tuple[int, int]:
         return (sum(w.surely(t) for w in self.workers), sum(w.maybe(t) for w in self.workers))
 
-    def named(self, name: str, t: float) -> Worker | None:
+    def named(self, name: str, t: float) -> ModelWorker | None:
         """The worker of this name that may be counted at ``t``."""
         return next((w for w in reversed(self.workers) if w.name == name and w.maybe(t)), None)
 
@@ -373,10 +373,11 @@ class SpecModel:
         isolated = call["input"].get("isolation") == "worktree"
         description = str(call["input"].get("description") or "")
         if status == "pending" and isinstance(name, str):
-            self.book.add(Worker(name, isolated, ended, description, sure=quiet))
+            self.book.add(ModelWorker(name, isolated, ended, description, sure=quiet))
         elif isinstance(printed, dict) and delivery is not None and (status is None or status == "pending"):
             # a delivery the spec cannot read, or a worker with no roster name: the mod may count it
-            self.book.add(Worker(name if isinstance(name, str) else "\x00", isolated, ended, description, sure=False))
+            self.book.add(ModelWorker(name if isinstance(name, str) else "\x00", isolated, ended, description,
+                                      sure=False))
         if not quiet or answer is None or printed is _UNSURE or host_lost(answer[1]):
             return
         got = answer[1]
@@ -551,7 +552,7 @@ class SpecModel:
         e = self.events[index]
         return any(r["kind"] in ("reload", "resume") and r["t"] == e["t"] for r in self.events[:index])
 
-    def kept(self, index: int) -> list[Worker]:
+    def kept(self, index: int) -> list[ModelWorker]:
         """The workers surely counted as the new process of the ``resume`` event at ``index`` started."""
         t = self.events[index]["t"]
         return [w for w in self.book.workers if w.surely(t) or (w.sure and w.added < t and w.gone == t)]

@@ -25,15 +25,15 @@ from pathlib import Path
 from agent_cards.record import Value
 
 
-class Plant(Value):
+class PlantedBug(Value):
     name: str
     module: str
     edits: tuple[tuple[str, str], ...]  # (old text, new text), each old text found exactly once
     why: str = ""
 
 
-PLANTS: tuple[Plant, ...] = (
-    Plant("refused-stop-ends-poll", "agent_cards.mod", (
+PLANTS: tuple[PlantedBug, ...] = (
+    PlantedBug("refused-stop-ends-poll", "agent_cards.mod", (
         ("    _watching: bool = False\n", "    _watching: bool = False\n    _poll_off: bool = False\n"),
         ("        if self._watching or not self.store.get().workers:\n            return\n"
          "        self._watching = True\n        host.clock.after(ms, ",
@@ -43,7 +43,7 @@ PLANTS: tuple[Plant, ...] = (
          "        if isinstance(decision, taken.Deny):  # STOP-REFUSED: the worker still counts\n"
          "            self._poll_off = True\n"),
     ), "a refused TaskStop ends the polling for good"),
-    Plant("two-failed-reads-end-poll", "agent_cards.mod", (
+    PlantedBug("two-failed-reads-end-poll", "agent_cards.mod", (
         ("    _watching: bool = False\n", "    _watching: bool = False\n    _failed: int = 0\n"),
         ("        self._watching = False\n        took = ",
          "        self._watching = False\n        if self._failed >= 2:\n            return\n        took = "),
@@ -51,72 +51,72 @@ PLANTS: tuple[Plant, ...] = (
          "            self._failed = self._failed + 1 if listed is None else 0\n"
          "            if listed is not None:  # FOOTER-LIST-FAIL"),
     ), "two failed reads in a row end the polling"),
-    Plant("unanswered-completed", "agent_cards.delivery", (
+    PlantedBug("unanswered-completed", "agent_cards.delivery", (
         ('    "unanswered": Row("async"),', '    "unanswered": Row("completed"),'),),
         "an unanswered delivery answered completed"),
-    Plant("unanswered-counted", "agent_cards.delivery", (
+    PlantedBug("unanswered-counted", "agent_cards.delivery", (
         ('    "unanswered": Row("async"),', '    "unanswered": Row("async", counted=True),'),), "unanswered counted"),
-    Plant("undelivered-launched", "agent_cards.delivery", (
+    PlantedBug("undelivered-launched", "agent_cards.delivery", (
         ('    "undelivered": Row("deny", deny="deny.never_reached"),', '    "undelivered": Row("async"),'),),
         "an undelivered task answered async_launched"),
-    Plant("no-base", "agent_cards.lich_calls", (
+    PlantedBug("no-base", "agent_cards.lich_calls", (
         ('(["--base", base] if base else [])', "[]"),), "no --base"),
-    Plant("model-first", "agent_cards.lich_calls", (
+    PlantedBug("model-first", "agent_cards.lich_calls", (
         ('    if branch:\n        argv += ["--worktree", branch] + (["--base", base] if base else [])\n'
          '    model = e.get("model")\n    if isinstance(model, str) and model:\n        argv += ["--model", model]\n',
          '    model = e.get("model")\n    if isinstance(model, str) and model:\n        argv += ["--model", model]\n'
          '    if branch:\n        argv += ["--worktree", branch] + (["--base", base] if base else [])\n'),),
         "--model before --worktree"),
-    Plant("six-word-slug", "agent_cards.branch", (("MIN_WORDS, MAX_WORDS = 2, 5", "MIN_WORDS, MAX_WORDS = 2, 6"),),
-          "slugs of six words"),
-    Plant("suffix-first-four", "agent_cards.branch", (("[-SUFFIX_LEN:].lower()", "[:SUFFIX_LEN].lower()"),),
-          "the suffix from the first four characters"),
-    Plant("size-limit-ge", "agent_cards.rules", (
+    PlantedBug("six-word-slug", "agent_cards.branch", (
+        ("MIN_WORDS, MAX_WORDS = 2, 5", "MIN_WORDS, MAX_WORDS = 2, 6"),), "slugs of six words"),
+    PlantedBug("suffix-first-four", "agent_cards.branch", (
+        ("[-SUFFIX_LEN:].lower()", "[:SUFFIX_LEN].lower()"),), "the suffix from the first four characters"),
+    PlantedBug("size-limit-ge", "agent_cards.rules", (
         ('    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes > PROMPT_LIMIT_BYTES, toast=',
          '    Rule("FALL-OVERSIZE", lambda f: f.prompt_bytes >= PROMPT_LIMIT_BYTES, toast='),),
         ">= at the size limit"),
-    Plant("stopped-still-counted", "agent_cards.mod", (
+    PlantedBug("stopped-still-counted", "agent_cards.mod", (
         ("        self.store.update(lambda s: s.without({stop.worker.name}))\n", ""),),
         "a stopped worker still counted"),
-    Plant("list-fail-resets-count", "agent_cards.mod", (
+    PlantedBug("list-fail-resets-count", "agent_cards.mod", (
         ("            if listed is not None:  # FOOTER-LIST-FAIL",
          "            listed = {} if listed is None else listed\n"
          "            if listed is not None:  # FOOTER-LIST-FAIL"),), "a failed list read resets the count"),
-    Plant("close-control-swapped", "agent_cards.lich_calls", (
+    PlantedBug("close-control-swapped", "agent_cards.lich_calls", (
         ("    if worker.shared:\n        return [lich_bin, \"close\"", "    if not worker.shared:\n"
          "        return [lich_bin, \"close\""),), "close and control swapped"),
-    Plant("stop-exits-swapped", "agent_cards.lich_calls", (
+    PlantedBug("stop-exits-swapped", "agent_cards.lich_calls", (
         ("(not worker.shared and result.exit_code in CONTROL_GOES_THROUGH)",
          "(worker.shared and result.exit_code in CONTROL_GOES_THROUGH)"),), "close's and control's exit codes swapped"),
-    Plant("errands-first-mode-only", "agent_cards.mod", (
+    PlantedBug("errands-first-mode-only", "agent_cards.mod", (
         ('any(str(m).startswith("lich: ") for m in modes)',
          'str(modes[0] if modes else "").startswith("lich: ")'),),
         "the count hidden only when the errands are the first mode"),
-    Plant("isolated-done-ignored", "agent_cards.lich_calls", (
+    PlantedBug("isolated-done-ignored", "agent_cards.lich_calls", (
         ('    return worker.shared or listed[worker.name] != "done"', "    return True"),),
         "an isolated worker listed done still counted"),
-    Plant("shared-done-finished", "agent_cards.lich_calls", (
+    PlantedBug("shared-done-finished", "agent_cards.lich_calls", (
         ('    return worker.shared or listed[worker.name] != "done"', '    return listed[worker.name] != "done"'),),
         "a shared worker listed done read as finished"),
-    Plant("poll-period-6s", "agent_cards.mod", (("POLL_MS = 5_000", "POLL_MS = 6_000"),), "a poll every 6 s"),
-    Plant("poll-without-workers", "agent_cards.mod", (
+    PlantedBug("poll-period-6s", "agent_cards.mod", (("POLL_MS = 5_000", "POLL_MS = 6_000"),), "a poll every 6 s"),
+    PlantedBug("poll-without-workers", "agent_cards.mod", (
         ("        if self._watching or not self.store.get().workers:\n            return\n"
          "        self._watching = True\n        host.clock.after(ms, ",
          "        if self._watching:\n            return\n"
          "        self._watching = True\n        host.clock.after(ms, "),
         ("        if not state.workers:\n            self._watching = False\n            return\n", ""),
     ), "the poll reads while no worker is counted"),
-    Plant("open-timeout-60s", "agent_cards.lich_calls", (("OPEN_TIMEOUT_MS = 120_000", "OPEN_TIMEOUT_MS = 60_000"),),
-          "the open given one minute"),
-    Plant("kept-worker-not-told", "agent_cards.mod", (
+    PlantedBug("open-timeout-60s", "agent_cards.lich_calls", (
+        ("OPEN_TIMEOUT_MS = 120_000", "OPEN_TIMEOUT_MS = 60_000"),), "the open given one minute"),
+    PlantedBug("kept-worker-not-told", "agent_cards.mod", (
         ("        lost = [w for w in state.workers if w.name in state.reported_lost]\n",
          "        lost = [w for w in state.workers if w.name in state.reported_lost][:0]\n"),),
-          "after a continue the model is not told a kept worker still runs"),
+        "after a continue the model is not told a kept worker still runs"),
 )
 
 
 @contextlib.contextmanager
-def planted(plant: Plant) -> Iterator[None]:
+def planted(plant: PlantedBug) -> Iterator[None]:
     """The mod with ``plant`` in it, in this process, until the block ends."""
     module = importlib.import_module(plant.module)
     path = Path(str(module.__file__))
@@ -144,7 +144,7 @@ def _unmoved(code: types.CodeType) -> types.CodeType:
     return code.replace(co_firstlineno=1)
 
 
-def found_by_fuzz(plant: Plant, cases: int, seed: int) -> str | None:
+def found_by_fuzz(plant: PlantedBug, cases: int, seed: int) -> str | None:
     """The kind of the first violation the fuzzer finds with ``plant`` in (no shrinking), or None."""
     from agent_cards_simulator.fuzz.engine import Fuzz
 

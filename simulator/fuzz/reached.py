@@ -17,7 +17,7 @@ from agent_cards_simulator.fuzz.oracle import SpecModel, parsed
 Events = Sequence[dict[str, Any]]
 
 
-class State(Value):
+class TargetState(Value):
     doc: str
     seen: Callable[[SpecModel, Events], bool]
 
@@ -135,30 +135,33 @@ def _stop_racing_poll(model: SpecModel, events: Events) -> bool:
     return any(a <= c <= b or c <= a <= d for c, d in model.stop_runs for a, b in reads)
 
 
-STATES: dict[str, State] = {
-    "stop-refused-then-finished": State("a TaskStop lich refused, then the worker finished by a read",
-                                        _refused_then_finished),
-    "note-after-reload": State("a worker's [lich] note after a reload with workers counted", _note_after_reload),
-    "note-while-reload-pending": State("a worker's [lich] note while a reload waits for the turn to end",
-                                       _note_while_reload_waits),
-    "esc-during-base-read": State("Esc while git branch --show-current runs for an isolated call",
-                                  _esc_during_base_read),
-    "read-failed-between-good": State("a sessions read that failed between two good ones", _failed_between_good),
-    **{f"after-reload-{arm}": State(f"a taken call answered by the {arm} arm after a reload", _arm_after_reload(arm))
+STATES: dict[str, TargetState] = {
+    "stop-refused-then-finished": TargetState("a TaskStop lich refused, then the worker finished by a read",
+                                              _refused_then_finished),
+    "note-after-reload": TargetState("a worker's [lich] note after a reload with workers counted", _note_after_reload),
+    "note-while-reload-pending": TargetState("a worker's [lich] note while a reload waits for the turn to end",
+                                             _note_while_reload_waits),
+    "esc-during-base-read": TargetState("Esc while git branch --show-current runs for an isolated call",
+                                        _esc_during_base_read),
+    "read-failed-between-good": TargetState("a sessions read that failed between two good ones",
+                                            _failed_between_good),
+    **{f"after-reload-{arm}": TargetState(f"a taken call answered by the {arm} arm after a reload",
+                                          _arm_after_reload(arm))
        for arm in ("pending", "unanswered", "answered", "never", "unknown", "open-failed")},
-    "stop-racing-poll": State("a TaskStop's close or control running while a sessions read runs", _stop_racing_poll),
-    "continue-worker-running": State("a continue or resume with a worker lich still lists, counted again",
-                                     _continued(running=True)),
-    "continue-worker-dropped": State("a continue or resume after lich dropped a worker: its first read ends it",
-                                     _continued(running=False)),
-    "continue-told-still-running": State("the first prompt after a continue says a kept worker still runs",
-                                         _told_still_running),
-    "stop-after-continue": State("a TaskStop after a continue runs close or control for a kept worker",
-                                 _stop_after_continue),
-    "host-restart-with-workers": State("a session host died with a worker counted; the next one counts it",
-                                       _host_restart_with_workers),
-    "host-dies-mid-open": State("a session host died while lich opened; a later host counts the worker",
-                                _host_dies_mid_open),
+    "stop-racing-poll": TargetState("a TaskStop's close or control running while a sessions read runs",
+                                    _stop_racing_poll),
+    "continue-worker-running": TargetState("a continue or resume with a worker lich still lists, counted again",
+                                           _continued(running=True)),
+    "continue-worker-dropped": TargetState("a continue or resume after lich dropped a worker: its first read ends it",
+                                           _continued(running=False)),
+    "continue-told-still-running": TargetState("the first prompt after a continue says a kept worker still runs",
+                                               _told_still_running),
+    "stop-after-continue": TargetState("a TaskStop after a continue runs close or control for a kept worker",
+                                       _stop_after_continue),
+    "host-restart-with-workers": TargetState("a session host died with a worker counted; the next one counts it",
+                                             _host_restart_with_workers),
+    "host-dies-mid-open": TargetState("a session host died while lich opened; a later host counts the worker",
+                                      _host_dies_mid_open),
 }
 
 NOT_YET: dict[str, str] = {}
