@@ -39,6 +39,7 @@ import yaml
 from agent_cards.bridge.journal import FOLDER_NAME, SUFFIX, folder_of
 from agent_cards.record import Record, field
 from agent_cards_simulator.runners.scripted_git import GIT_MS
+from agent_cards_simulator.scenario.writer import to_yaml
 
 MAX_BYTES = 16 << 20  # two parts of a journal and room to spare
 MAX_DEPTH = 32
@@ -594,7 +595,7 @@ def report_scenario(records: Sequence[dict[str, Any]], name: str) -> Reported:
     scenario["expect"] = read.expectations()
     notes = read.notes + [f"engine: {c} was answered by Claude Code itself (its own agent, TaskStop or refusal): "
                           "the fake host gives its own model of that answer" for c in sorted(read.engine_calls)]
-    text = yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
+    text = to_yaml(scenario, width=120)
     return Reported(text, read.transcript(), notes, read.engine_calls)
 
 

@@ -7,7 +7,6 @@ size limit. Keys keep the order given, and a value used twice is written twice (
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import yaml
@@ -39,14 +38,7 @@ def _repeat(dumper: yaml.SafeDumper, value: Repeat) -> yaml.Node:
     return dumper.represent_mapping("!repeat", fields, flow_style=True)
 
 
-def _float(dumper: yaml.SafeDumper, value: float) -> yaml.Node:
-    if math.isnan(value):
-        return dumper.represent_scalar("tag:yaml.org,2002:float", ".nan")
-    return yaml.SafeDumper.represent_float(dumper, value)
-
-
 _ScenarioDumper.add_representer(Repeat, _repeat)
-_ScenarioDumper.add_representer(float, _float)
 
 
 def to_yaml(data: dict[str, Any], *, width: int = ONE_LINE) -> str:
