@@ -69,9 +69,18 @@ def test_a_project_that_names_its_scenario_folder_replays_and_snapshots_them(tmp
     assert "1 passed" in again.stdout
     # the snapshot folder is syrupy's, not a folder of scenarios: pytest does not walk it
     (tmp_path / "cases" / "__snapshots__" / "stray.yaml").write_text("title: [unclosed\n", encoding="utf-8")
+    # a scenario in a folder below the one named is one, and so is a link placed there (its folder is
+    # where it stands); a YAML file beside the folder, or in one whose name only begins like it, is not
+    for folder in ("cases/deeper", "casesx", "other"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "also.yaml").write_text(SCENARIO, encoding="utf-8")
+    (tmp_path / "beside.yaml").write_text(SCENARIO, encoding="utf-8")
+    (tmp_path / "cases" / "linked.yaml").symlink_to(tmp_path / "other" / "also.yaml")
     listed = pytest_in(tmp_path, "--collect-only")
-    assert "cases/pending.yaml::pending" in listed.stdout
-    assert "stray" not in listed.stdout
+    collected = sorted(line for line in listed.stdout.splitlines() if "::" in line)
+    assert collected == ["cases/deeper/also.yaml::also", "cases/linked.yaml::linked", "cases/pending.yaml::pending"], (
+        listed.stdout
+    )
 
 
 def test_a_scenario_folder_set_for_one_run_from_the_command_line(tmp_path: Path) -> None:

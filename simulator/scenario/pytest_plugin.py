@@ -25,6 +25,9 @@ import pytest
 OPTION = "agent_cards_scenarios"
 CLAUSES_FILE = "clauses.yaml"  # the clause list beside the scenarios (agent_cards_simulator.scenario.files)
 _FOLDERS = pytest.StashKey[tuple[Path, ...]]()
+#: Whether each folder pytest walks lies among the scenario folders: resolving a path reads every folder
+#: above it, and pytest asks about every file and folder it meets.
+_PLACES = pytest.StashKey[dict[Path, bool]]()
 #: The clause list of each folder of scenarios, read once a session: every scenario of a folder shares it.
 _CLAUSES = pytest.StashKey[dict[Path, set[str]]]()
 SNAPSHOTS = "__snapshots__"  # syrupy's folder beside the scenarios (agent_cards_simulator.scenario.snapshot)
@@ -42,6 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     folders = tuple(Path(p).resolve() for p in config.getini(OPTION))
     config.stash[_FOLDERS] = folders
+    config.stash[_PLACES] = {}
     config.stash[_CLAUSES] = {}
     if not folders:
         return
@@ -54,28 +58,30 @@ def pytest_configure(config: pytest.Config) -> None:
         ) from None
 
 
-def _inside(folders: tuple[Path, ...], path: Path) -> bool:
-    resolved = path.resolve()
-    return any(folder == resolved.parent or folder in resolved.parents for folder in folders)
+def _inside(config: pytest.Config, path: Path) -> bool:
+    """Whether ``path`` is in one of the scenario folders (at any depth); its folder is resolved once a run."""
+    folders = config.stash.get(_FOLDERS, ())
+    if not folders:
+        return False
+    places = config.stash[_PLACES]
+    inside = places.get(path.parent)
+    if inside is None:
+        where = path.parent.resolve()
+        inside = places[path.parent] = any(folder == where or folder in where.parents for folder in folders)
+    return inside
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """A snapshot folder among the scenarios holds one JSON file per scenario and no test: pytest does
     not walk it (else every snapshot file goes through every plugin's collection hooks, for nothing)."""
-    if collection_path.name != SNAPSHOTS:
-        return None
-    folders = config.stash.get(_FOLDERS, ())
-    return True if folders and _inside(folders, collection_path) else None
+    return True if collection_path.name == SNAPSHOTS and _inside(config, collection_path) else None
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    folders = parent.config.stash.get(_FOLDERS, ())
-    if not folders or file_path.suffix != ".yaml" or file_path.name == CLAUSES_FILE:
+    if file_path.suffix != ".yaml" or file_path.name == CLAUSES_FILE or not _inside(parent.config, file_path):
         return None
-    if _inside(folders, file_path):
-        return ScenarioFile.from_parent(parent, path=file_path)
-    return None
+    return ScenarioFile.from_parent(parent, path=file_path)
 
 
 class ScenarioFile(pytest.File):
