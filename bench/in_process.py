@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import time
 from collections.abc import Callable
@@ -58,13 +57,20 @@ async def _bare(host: Any, e: dict[str, Any], next: _BareNext) -> dict[str, Any]
 
 
 def _driver(hook: Callable[[Any, dict[str, Any], Any], Any], calls: int) -> Callable[[], None]:
+    """``calls`` calls of ``hook``, each run to its end by one ``send``.
+
+    The loop is as bare as it can be, since both sides of the ratio pay for it: a context manager
+    per call (``contextlib.suppress``) costs about as much as the bare hook itself, and timed on both
+    sides it pulled the ratio from about 2.8 to about 2.0."""
     host, nxt = _BareHost(), _BareNext()
 
     def drive() -> None:
         for _ in range(calls):
             coroutine = hook(host, EXPLORE, nxt)
-            with contextlib.suppress(StopIteration):
+            try:  # noqa: SIM105  (not contextlib.suppress: see above)
                 coroutine.send(None)
+            except StopIteration:
+                pass
 
     return drive
 
