@@ -64,6 +64,50 @@ def test_distinct_holds_across_the_events_an_expectation_matches() -> None:
         "f:7: expected the answer events' result.agentId to be all different, found one twice"]
 
 
+BRANCH = {"right_after": ["--worktree", {"valid_branch": True, "distinct": True}]}
+OPENED = [["lich", "open", "--worktree", "subagent/fix-the-cache-abcd"],
+          ["lich", "open", "--worktree", "subagent/fix-the-cache-ef01"]]
+
+
+@pytest.mark.parametrize("matcher", [
+    BRANCH,
+    {"at": [-1, {"distinct": True}]},
+    {"contains": {"startswith": "subagent/", "distinct": True}},
+    {"after": ["open", {"startswith": "subagent/", "distinct": True}]},
+    {"contains": ["open", {"startswith": "subagent/", "distinct": True}]},
+])
+def test_distinct_inside_an_operator_stands_on_the_item_matched_there(matcher: dict[str, Any]) -> None:
+    """Two isolated opens on one branch fail "each worker on a branch of its own", whichever operator the
+    ``distinct`` stands in; two branches pass it."""
+    runs = [{"t": 0, "kind": "run", "argv": argv} for argv in OPENED]
+    twice = [{"t": 0, "kind": "run", "argv": OPENED[0]}] * 2
+    wanted = Expectation("run", {"argv": matcher}, 2, 9)
+    assert failures([wanted], runs, "f") == []
+    (failure,) = failures([wanted], twice, "f")
+    assert failure.startswith("f:9: expected the run events' argv.") and failure.endswith(
+        " to be all different, found one twice")
+
+
+@pytest.mark.parametrize(("matcher", "problem"), [
+    ("{not: {distinct: true}}", "expect[0].no run.argv.not.distinct: inside not there is no value for it to stand on"),
+    ("{contains: {startswith: x, size: 3}}", "expect[0].no run.argv.contains: mixes operators (startswith) with "
+     "fields (size); a mapping is either operators or fields to match"),
+    ("{right_after: [--worktree, {distinct: false}]}", "expect[0].no run.argv.right_after[1].distinct takes only true"),
+    ("{at: [first, open]}", "expect[0].no run.argv.at takes [N, matcher], N a whole number"),
+    ("{right_after: []}", "expect[0].no run.argv.right_after takes a list of one or more matchers"),
+    ("{contains: {startswith: 3}}", "expect[0].no run.argv.contains.startswith takes a text"),
+    ("{at: [0, {matches: '('}]}", "expect[0].no run.argv.at[1].matches is no regular expression Python reads "
+     "(missing ), unterminated subpattern at position 0)"),
+])
+def test_a_matcher_form_the_replay_would_not_honour_is_an_error_at_its_line(matcher: str, problem: str,
+                                                                             tmp_path: Path) -> None:
+    text = ("title: t\nclauses: [TAKE-TYPE]\nsteps:\n  - call: {description: Fix it, prompt: p}\nexpect:\n"
+            f"  - no run: {{argv: {matcher}}}\n")
+    with pytest.raises(ScenarioError) as error:
+        read("x.yaml", text=text)
+    assert error.value.lines() == [f"x.yaml:6: {problem}"]
+
+
 def test_variants_replay_each_named_in_output_and_snapshot(tmp_path: Path) -> None:
     result = play("""\
         title: Variants
@@ -142,14 +186,32 @@ def test_check_fails_there_and_a_worker_not_yet_answered_is_a_step_problem(tmp_p
           - call: {description: Fix the login bug, prompt: Fix it}
           - check: {count: 2}
         """, tmp_path)
-    assert result.failures == ["steps[1]: check: the mod counts 1 workers, not 2"]
+    file = tmp_path / "s.yaml"
+    assert result.failures == [f"{file}:5: steps[1]: check: the mod counts 1 workers, not 2"]
     result = play("""\
         title: early
         clauses: [STOP-SHARED]
         steps:
           - taskstop: {worker: toolu_0009}
         """, tmp_path)
-    assert result.failures[0].startswith("steps[0]: taskstop: the call 'toolu_0009' has not answered")
+    assert result.failures[0].startswith(f"{file}:4: steps[0]: taskstop: the call 'toolu_0009' has not answered")
+
+
+def test_a_check_at_a_virtual_time_fails_the_replay_at_its_line(tmp_path: Path) -> None:
+    """An ``at:`` step runs while later steps go on; what it finds wrong still fails the replay, named by its
+    line (it was once dropped: a timed ``check`` held whatever it read)."""
+    result = play("""\
+        title: check at
+        clauses: [FOOTER-COUNT]
+        steps:
+          - call: {description: Fix the login bug, prompt: Fix it}
+          - {at: 3000, check: {count: 2, footer: "lich: 2 workers"}}
+          - until: 4000
+        """, tmp_path)
+    assert result.failures == [
+        f"{tmp_path / 's.yaml'}:5: steps[1]: at: 3000: check: the mod counts 1 workers, not 2; the footer's lich line "
+        "is 'lich: 1 worker', not 'lich: 2 workers'"]
+    assert [e["t"] for e in kinds(result, "check")] == [3000]
 
 
 def test_esc_at_a_virtual_time_during_a_call(tmp_path: Path) -> None:

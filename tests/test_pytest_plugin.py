@@ -6,6 +6,8 @@ options do not leak into it), with the plugin loaded from its entry point as any
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +128,81 @@ def test_a_project_with_its_own_simulator_package_imports_its_own(tmp_path: Path
     )
     assert script.returncode == 0, script.stdout + script.stderr
     assert "1 passed" in module.stdout and "1 passed" in script.stdout
+
+
+#: Scenario files that fail, each in a way of its own: pytest must fail each, as ``agent-cards replay`` does.
+FAILING = {
+    "variant.yaml": """\
+title: one variant of two fails
+clauses: [OPEN-MODEL]
+steps:
+  - call: {description: Fix the login bug, prompt: Fix it, model: opus}
+variants:
+  - name: right
+    expect: [{run: {argv: {right_after: [--model, opus]}}}]
+  - name: wrong
+    expect: [native]
+""",
+    "expectation.yaml": """\
+title: an expectation fails
+clauses: [TAKE-TYPE]
+steps:
+  - call: {description: Fix the login bug, prompt: Fix it}
+expect:
+  - no run
+""",
+    "check-at.yaml": """\
+title: a check at a virtual time fails while later steps run
+clauses: [FOOTER-COUNT]
+steps:
+  - call: {description: Fix the login bug, prompt: Fix it}
+  - {at: 3000, check: {count: 2}}
+  - until: 4000
+""",
+    "check.yaml": """\
+title: a check step fails
+clauses: [FOOTER-COUNT]
+steps:
+  - call: {description: Fix the login bug, prompt: Fix it}
+  - check: {count: 2}
+""",
+    "distinct.yaml": """\
+title: distinct inside right_after fails on one branch twice
+clauses: [BRANCH-SUFFIX]
+session: {git: main}
+steps:
+  - call: {description: Fix the cache, prompt: p1, isolation: worktree}
+    id: toolu_01AAAA0001
+  - call: {description: Fix the cache, prompt: p2, isolation: worktree}
+    id: toolu_01BBBB0001
+expect:
+  - count: 2
+    run: {argv: {right_after: [--worktree, {valid_branch: true, distinct: true}]}}
+""",
+}
+
+
+def test_pytest_fails_a_scenario_exactly_when_replay_does(tmp_path: Path) -> None:
+    """One verdict: over every shipped scenario and a set made to fail (a variant, an expectation, a ``check``
+    at a virtual time and in its turn, a ``distinct`` inside an operator), each file pytest fails is one
+    ``agent-cards replay`` exits 1 for, and no other."""
+    cases = tmp_path / "cases"
+    shutil.copytree(ROOT / "scenarios", cases, ignore=shutil.ignore_patterns("__snapshots__"))
+    for name, text in FAILING.items():
+        (cases / "failing").mkdir(exist_ok=True)
+        (cases / "failing" / name).write_text(text, encoding="utf-8")
+    shutil.copy(cases / "clauses.yaml", cases / "failing" / "clauses.yaml")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+                                         "agent_cards_scenarios = cases\n", encoding="utf-8")
+    pytest_in(tmp_path, "--snapshot-update")  # every transcript recorded: what is left is the verdict
+    done = pytest_in(tmp_path, "-rA")
+    outcomes = {line.split()[1].split("::")[0]: line.split()[0] for line in done.stdout.splitlines()
+                if line.startswith(("PASSED ", "FAILED "))}
+    replayed = subprocess.run([str(Path(sys.executable).parent / "agent-cards"), "replay", "--json", "cases"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    verdicts = {json.loads(line)["file"]: json.loads(line)["passed"] for line in replayed.stdout.splitlines()}
+    assert replayed.returncode == 1
+    assert len(outcomes) == len(verdicts) > 100, done.stdout[-2000:]
+    assert {file: outcome == "PASSED" for file, outcome in outcomes.items()} == verdicts
+    assert sorted(file for file, passed in verdicts.items() if not passed) == [
+        f"cases/failing/{name}" for name in sorted(FAILING)]

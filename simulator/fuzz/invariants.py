@@ -21,7 +21,7 @@ from agent_cards_simulator.scenario.replay import Replay
 _FOOTER = re.compile(r"lich: (\d+) worker")
 #: Step problems the generator makes (an ``at:`` already past, a TaskStop of a call that opened no worker):
 #: they stop the steps, they are not the mod's.
-_STEP_PROBLEM = re.compile(r"^steps\[\d+\]: (at: .* already past|taskstop: the call)")
+_STEP_PROBLEM = re.compile(r"(?:^|:\d+: )steps\[\d+\]: (at: .* already past|taskstop: the call)")
 LAUNCHED = ("pending", "unanswered")
 
 
@@ -40,7 +40,7 @@ def examine(scenario: Scenario, result: Replay) -> tuple[Violation | None, oracl
     """The first invariant the replay broke (or None), and the spec's model of the replay (None when a
     step or the replay itself failed before the transcript could be read)."""
     for failure in result.failures:
-        if _STEP_PROBLEM.match(failure):
+        if _STEP_PROBLEM.search(failure):
             continue
         if "the engine reported the mod" in failure:
             return Violation("mod-report", failure), None

@@ -129,12 +129,21 @@ ABSENT = object()
 
 
 class Operator(Value):
-    """A matcher operator: ``holds(argument, value)``; ``value`` is ``ABSENT`` only when ``sees_absent``."""
+    """A matcher operator: ``holds(argument, value)``; ``value`` is ``ABSENT`` only when ``sees_absent``.
+
+    ``inner`` (for an operator whose argument holds matchers): the pairs of inner matcher and the item it
+    matched in ``value``, for a value the operator holds on; a ``distinct`` inside stands on those items."""
 
     doc: str
-    argument: Schema  # the argument's schema (beside the description)
+    argument: Schema  # the argument's schema (beside the description); the reader checks every argument by it
     holds: Callable[[Any, Any], bool]
     sees_absent: bool = False  # False: an absent field matches nothing
+    inner: Callable[[Any, Any], list[tuple[Any, Any]]] | None = None
+
+
+def _first_item(wanted: Any, value: list[Any]) -> Any:
+    """The first item ``wanted`` matches (or, as text, is found in), else ``ABSENT``."""
+    return next((item for item in value if matches(wanted, item) or _within(wanted, item)), ABSENT)
 
 
 def _contains(wanted: Any, value: Any) -> bool:
@@ -142,8 +151,13 @@ def _contains(wanted: Any, value: Any) -> bool:
     if isinstance(value, str):
         return all(isinstance(w, str) and w in value for w in each)
     if isinstance(value, list):  # an item that matches; a text item may contain a wanted text
-        return all(any(matches(w, item) or _within(w, item) for item in value) for w in each)
+        return all(_first_item(w, value) is not ABSENT for w in each)
     return False
+
+
+def _contains_inner(wanted: Any, value: Any) -> list[tuple[Any, Any]]:
+    each = wanted if isinstance(wanted, list) else [wanted]
+    return [(w, _first_item(w, value)) for w in each] if isinstance(value, list) else []
 
 
 def _within(wanted: Any, item: Any) -> bool:
@@ -168,31 +182,36 @@ _MATCHER: Schema = {"$ref": "#/$defs/matcher"}
 _MATCHERS: Schema = {"type": "array", "minItems": 1, "items": _MATCHER}
 
 
-def _in_order(adjacent: bool) -> Callable[[Any, Any], bool]:
-    """A list holds items matching each of ``wanted`` in order (``adjacent``: one right after another)."""
+def _in_order(wanted: Any, value: Any, adjacent: bool) -> list[int] | None:
+    """Where a list holds items matching each of ``wanted`` in order (``adjacent``: one right after
+    another): the first such positions, or None."""
+    if not isinstance(value, list) or not isinstance(wanted, list) or not wanted:
+        return None
+    for start in range(len(value)) if adjacent else range(1):
+        at: list[int] = []
+        i = start
+        for w in wanted:
+            if not adjacent:
+                while i < len(value) and not matches(w, value[i]):
+                    i += 1
+            if i >= len(value) or not matches(w, value[i]):
+                break
+            at.append(i)
+            i += 1
+        else:
+            return at
+    return None
 
+
+def _ordered(adjacent: bool) -> tuple[Callable[[Any, Any], bool], Callable[[Any, Any], list[tuple[Any, Any]]]]:
     def holds(wanted: Any, value: Any) -> bool:
-        if not isinstance(value, list) or not isinstance(wanted, list) or not wanted:
-            return False
-        starts = range(len(value)) if adjacent else range(1)
-        for start in starts:
-            i = start
-            for w in wanted:
-                if adjacent:
-                    if i >= len(value) or not matches(w, value[i]):
-                        break
-                    i += 1
-                else:
-                    while i < len(value) and not matches(w, value[i]):
-                        i += 1
-                    if i >= len(value):
-                        return False
-                    i += 1
-            else:
-                return True
-        return False
+        return _in_order(wanted, value, adjacent) is not None
 
-    return holds
+    def inner(wanted: Any, value: Any) -> list[tuple[Any, Any]]:
+        at = _in_order(wanted, value, adjacent)
+        return [] if at is None else [(w, value[i]) for w, i in zip(wanted, at, strict=True)]
+
+    return holds, inner
 
 
 def _at(wanted: Any, value: Any) -> bool:
@@ -214,10 +233,14 @@ def valid_branch(name: str) -> bool:
         return False
     return all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
 
+
+_AFTER, _AFTER_INNER = _ordered(adjacent=False)
+_RIGHT_AFTER, _RIGHT_AFTER_INNER = _ordered(adjacent=True)
+
 OPERATORS: dict[str, Operator] = {
     "contains": Operator(
         "Text: holds the text (a list of texts: each). List: an item matches it, or a text item holds it (a list: "
-        "each).", {}, _contains),
+        "each).", {}, _contains, inner=_contains_inner),
     "startswith": Operator("The text starts with this.", {"type": "string"}, _text(str.startswith)),
     "endswith": Operator("The text ends with this.", {"type": "string"}, _text(str.endswith)),
     "matches": Operator("A regular expression found somewhere in the text (Python re.search).", {"type": "string"},
@@ -228,19 +251,21 @@ OPERATORS: dict[str, Operator] = {
     "ge": Operator("A number at least this.", {"type": "number"}, _number(lambda a, b: a >= b)),
     "after": Operator(
         "List: items matching each of these matchers, in this order (others may come between): `after: [--subagent, "
-        "--model]` is a --model somewhere after --subagent.", _MATCHERS, _in_order(adjacent=False)),
+        "--model]` is a --model somewhere after --subagent.", _MATCHERS, _AFTER, inner=_AFTER_INNER),
     "right_after": Operator(
         "List: items matching each of these matchers, one right after another: `right_after: [--subagent, --model]` "
-        "is --model right after --subagent.", _MATCHERS, _in_order(adjacent=True)),
+        "is --model right after --subagent.", _MATCHERS, _RIGHT_AFTER, inner=_RIGHT_AFTER_INNER),
     "at": Operator(
         "List: `[N, matcher]`, the item at position N matches (0 the first, -1 the last): `at: [1, open]`.",
-        {"type": "array", "prefixItems": [{"type": "integer"}, _MATCHER], "minItems": 2, "maxItems": 2}, _at),
+        {"type": "array", "prefixItems": [{"type": "integer"}, _MATCHER], "minItems": 2, "maxItems": 2}, _at,
+        inner=lambda wanted, value: [(wanted[1], value[wanted[0]])]),
     "valid_branch": Operator(
         "true: a text git accepts as a branch name (`git check-ref-format --branch`); false: one it refuses.",
         {"type": "boolean"}, lambda arg, value: isinstance(value, str) and valid_branch(value) == bool(arg)),
     "distinct": Operator(
         "true: across all the events this expectation matches, the values here are all different (e.g. each "
-        "worker's agentId); on a list value, its items are all different too.", {"const": True},
+        "worker's agentId); on a list value, its items are all different too. Inside `after`, `right_after`, `at` "
+        "or `contains` it stands on the item matched there (the first match); never inside `not`.", {"const": True},
         lambda arg, value: not isinstance(value, list) or _all_different(value)),
     "absent": Operator("true: the field is not there; false: it is (any value, null too).", {"type": "boolean"},
                        lambda arg, value: (value is ABSENT) == bool(arg), sees_absent=True),
@@ -254,25 +279,57 @@ def _all_different(values: list[Any]) -> bool:
     return len(seen) == len(set(seen))
 
 
-def distinct_paths(matcher: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Where in ``matcher`` a ``distinct`` operator stands (a path of keys and list positions)."""
-    if isinstance(matcher, dict):
-        if matcher and matcher.keys() <= OPERATORS.keys():
-            return [path] if matcher.get("distinct") else []
-        return [p for k, m in matcher.items() for p in distinct_paths(m, (*path, k))]
-    if isinstance(matcher, list):
-        return [p for i, m in enumerate(matcher) for p in distinct_paths(m, (*path, i))]
+def is_operators(matcher: Any) -> bool:
+    """A mapping of operators only (else a mapping is a partial match of an object)."""
+    return isinstance(matcher, dict) and bool(matcher) and matcher.keys() <= OPERATORS.keys()
+
+
+def _inner_matchers(name: str, arg: Any) -> list[tuple[str, Any]]:
+    """The matchers inside an operator's argument, each with its place in it (``[1]``), in the order
+    :attr:`Operator.inner` pairs them."""
+    if name in ("after", "right_after") and isinstance(arg, list):
+        return [(f"[{i}]", m) for i, m in enumerate(arg)]
+    if name == "at" and isinstance(arg, list) and len(arg) == 2:
+        return [("[1]", arg[1])]
+    if name == "contains":
+        return [(f"[{i}]", m) for i, m in enumerate(arg)] if isinstance(arg, list) else [("", arg)]
     return []
 
 
-def _at_path(event: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        event = event[key]
-    return event
+def distinct_sites(matcher: Any, where: str = "") -> list[str]:
+    """Where in ``matcher`` a ``distinct`` stands (``argv.right_after[1]``), in the order of :func:`bound`."""
+    if is_operators(matcher):
+        own = [where] if matcher.get("distinct") else []
+        return own + [s for name, arg in matcher.items() if OPERATORS[name].inner is not None
+                      for place, m in _inner_matchers(name, arg) for s in distinct_sites(m, f"{where}.{name}{place}")]
+    if isinstance(matcher, dict):
+        return [s for k, m in matcher.items() for s in distinct_sites(m, f"{where}.{k}" if where else str(k))]
+    if isinstance(matcher, list):
+        return [s for i, m in enumerate(matcher) for s in distinct_sites(m, f"{where}[{i}]")]
+    return []
+
+
+def bound(matcher: Any, value: Any) -> list[Any]:
+    """The values the ``distinct`` operators of ``matcher`` stand on in ``value``, which it matches: one per
+    place :func:`distinct_sites` names, in its order."""
+    if is_operators(matcher):
+        own = [value] if matcher.get("distinct") else []
+        for name, arg in matcher.items():
+            inner = OPERATORS[name].inner
+            if inner is not None:
+                own += [b for m, item in inner(arg, value) for b in bound(m, item)]
+        return own
+    if isinstance(matcher, dict):
+        fields = value if isinstance(value, dict) else {}
+        return [b for k, m in matcher.items() for b in bound(m, fields.get(k, ABSENT))]
+    if isinstance(matcher, list):
+        items = value if isinstance(value, list) else []
+        return [b for m, v in zip(matcher, items, strict=False) for b in bound(m, v)]
+    return []
 
 
 def matches(matcher: Any, value: Any) -> bool:
-    if isinstance(matcher, dict) and matcher and matcher.keys() <= OPERATORS.keys():
+    if is_operators(matcher):
         for name, arg in matcher.items():
             op = OPERATORS[name]
             if (value is ABSENT and not op.sees_absent) or not op.holds(arg, value):
@@ -288,6 +345,65 @@ def matches(matcher: Any, value: Any) -> bool:
         isinstance(matcher, int | float) and isinstance(value, int | float) and not isinstance(value, bool)
         and not isinstance(matcher, bool) and matcher == value
     )
+
+
+# -- what the reader refuses in a matcher -------------------------------------------------------------------
+
+
+def _argument_problem(schema: Schema, arg: Any) -> str | None:
+    """Why ``arg`` is not of an operator argument's schema (the forms :data:`OPERATORS` uses), or None."""
+    if "const" in schema:
+        return None if arg is schema["const"] or (type(arg) is type(schema["const"]) and arg == schema["const"]) \
+            else f"takes only {json.dumps(schema['const'])}"
+    kind = schema.get("type")
+    if kind == "string" and not isinstance(arg, str):
+        return "takes a text"
+    if kind == "boolean" and not isinstance(arg, bool):
+        return "takes true or false"
+    if kind == "number" and (isinstance(arg, bool) or not isinstance(arg, int | float)):
+        return "takes a number"
+    if kind == "array":
+        if not isinstance(arg, list) or len(arg) < schema.get("minItems", 0) or len(arg) > schema.get("maxItems",
+                                                                                                      len(arg)):
+            return "takes [N, matcher]" if "prefixItems" in schema else "takes a list of one or more matchers"
+        if "prefixItems" in schema and not is_int(arg[0]):
+            return "takes [N, matcher], N a whole number"
+    return None
+
+
+def matcher_problems(matcher: Any, path: str, inside_not: bool = False) -> list[tuple[Any, Any, str]]:
+    """What the reader refuses in a matcher, as (container, key, message): an operator's argument of the wrong
+    form, a regular expression that does not compile, a mapping that mixes operators with fields, a
+    ``distinct`` inside ``not``. Any of these would otherwise match nothing, or everything, in silence."""
+    if not isinstance(matcher, dict | list):
+        return []
+    if isinstance(matcher, list):
+        return [p for i, m in enumerate(matcher) for p in matcher_problems(m, f"{path}[{i}]", inside_not)]
+    named = [k for k in matcher if k in OPERATORS]
+    if named and len(named) < len(matcher):
+        others = [k for k in matcher if k not in OPERATORS]
+        return [(matcher, others[0], f"{path}: mixes operators ({', '.join(named)}) with fields "
+                 f"({', '.join(map(str, others))}); a mapping is either operators or fields to match")]
+    if not named:
+        return [p for k, m in matcher.items() for p in matcher_problems(m, f"{path}.{k}", inside_not)]
+    out: list[tuple[Any, Any, str]] = []
+    for name, arg in matcher.items():
+        problem = _argument_problem(OPERATORS[name].argument, arg)
+        if problem is None and name == "matches":
+            try:
+                re.compile(arg)
+            except re.error as error:
+                problem = f"is no regular expression Python reads ({error})"
+        if problem is not None:
+            out.append((matcher, name, f"{path}.{name} {problem}"))
+        elif name == "distinct" and inside_not:
+            out.append((matcher, name, f"{path}.distinct: inside not there is no value for it to stand on"))
+        elif name == "not":
+            out += matcher_problems(arg, f"{path}.not", inside_not=True)
+        else:
+            out += [p for place, m in _inner_matchers(name, arg)
+                    for p in matcher_problems(m, f"{path}.{name}{place}", inside_not)]
+    return out
 
 
 # -- reading ----------------------------------------------------------------------------------------------
@@ -383,11 +499,17 @@ def _fields_known(r: Reader, fields: Any, kind: str, path: str) -> bool:
             r.fail(fields, name, f"{path}: unknown field {name!r} in an expectation"
                    f"{did_you_mean(name, known)}")
             ok = False
-        elif isinstance(matcher, dict) and name not in _OBJECT_FIELDS:
+            continue
+        if isinstance(matcher, dict) and name not in _OBJECT_FIELDS:
             for op in matcher:
                 if op not in OPERATORS:
                     r.fail(matcher, op, f"{path}.{name}: unknown operator {op!r}{did_you_mean(op, OPERATORS)}")
                     ok = False
+            if not ok:
+                continue
+        for where, key, message in matcher_problems(matcher, f"{path}.{name}"):
+            r.fail(where, key, message)
+            ok = False
     return ok
 
 
@@ -449,10 +571,11 @@ def failures(expectations: Sequence[Expectation], events: Sequence[dict[str, Any
     out = []
     for exp in expectations:
         found = [e for e in events if e["kind"] == exp.kind and matches(exp.fields, e)]
-        repeated = [p for p in distinct_paths(exp.fields) if not _all_different([_at_path(e, p) for e in found])]
+        sites = distinct_sites(exp.fields)
+        values = [bound(exp.fields, e) for e in found]
+        repeated = [site for i, site in enumerate(sites) if not _all_different([v[i] for v in values])]
         if repeated:
-            where = ".".join(map(str, repeated[0]))
-            out.append(f"{file}:{exp.line}: expected the {exp.kind} events' {where} to be all different, found "
+            out.append(f"{file}:{exp.line}: expected the {exp.kind} events' {repeated[0]} to be all different, found "
                        "one twice")
             continue
         if exp.count is None and found:
@@ -498,7 +621,7 @@ def _closest(exp: Expectation, events: Sequence[dict[str, Any]]) -> str:
 
 def _first_difference(matcher: Any, value: Any, where: str) -> tuple[str, Any, Any]:
     """Inside a partial match of an object: the first key that does not match (``result.status``)."""
-    is_partial = isinstance(matcher, dict) and matcher and not matcher.keys() <= OPERATORS.keys()
+    is_partial = isinstance(matcher, dict) and matcher and not is_operators(matcher)
     if is_partial and isinstance(value, dict):
         for key, inner in matcher.items():
             if not matches(inner, value.get(key, ABSENT)):

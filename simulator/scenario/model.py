@@ -69,6 +69,7 @@ class Scenario(Value):
     #: call's prompt (lich tells opens apart by their prompt).
     lich: LichScript = field(default_factory=LichScript)
     steps: tuple[Step, ...] = ()
+    step_lines: tuple[int, ...] = ()  # the line of each step in the file, for a step's failure
     expect: tuple[Expectation, ...] = ()
     clause_lines: Mapping[str, int] = field(default_factory=dict)
     about: str | None = None

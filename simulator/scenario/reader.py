@@ -155,6 +155,8 @@ def _scenario(file: str, data: YMap, known_clauses: set[str] | None) -> Scenario
     if r.problems or parts is FAILED:
         raise ScenarioError(file, sorted(r.problems))
     steps: tuple[Step, ...] = parts["steps"]
+    listed = data.get("steps")
+    lines = tuple(listed.line_of(i) for i in range(len(steps))) if isinstance(listed, YList) else ()
     lich: LichScript = parts["lich"] or LichScript()
     return Scenario(
         file=file,
@@ -163,6 +165,7 @@ def _scenario(file: str, data: YMap, known_clauses: set[str] | None) -> Scenario
         session=parts["session"] or ScenarioSession(),
         lich=replace(lich, by_prompt=opens(steps)),
         steps=steps,
+        step_lines=lines,
         expect=parts["expect"],
         clause_lines=clause_lines,
         about=parts["about"],

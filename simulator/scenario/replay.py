@@ -39,6 +39,8 @@ class Replay(Record):
     title: str
     clauses: tuple[str, ...]
     events: list[dict[str, Any]]
+    #: The verdict: each reason the file fails, a variant's named (``[name] …``); empty, it passed. Every
+    #: reader of the verdict (the command's exit status, the pytest plugin, the fuzzer) reads this list.
     failures: list[str] = field(default_factory=list)
     variant: str | None = None  # the variant's name, for one variant of a file with ``variants:``
     #: A file with ``variants:``: one replay per variant (its own ``events`` are then empty).
@@ -46,7 +48,7 @@ class Replay(Record):
 
     @property
     def passed(self) -> bool:
-        return not self.failures and all(v.passed for v in self.variants)
+        return not self.failures
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -60,7 +62,6 @@ class Replay(Record):
         if self.variant is not None:
             data["variant"] = self.variant
         if self.variants:
-            data["failures"] = [*self.failures, *(f"[{v.variant}] {f}" for v in self.variants for f in v.failures)]
             data["variants"] = [
                 {"name": v.variant, "passed": v.passed, "failures": v.failures, "events": v.events}
                 for v in self.variants
@@ -79,16 +80,23 @@ class Play:
     def __init__(self, host: FakeClaudeCode) -> None:
         self.host = host
         self.timed: set[asyncio.Task[Any]] = set()  # the ``at:`` steps still waiting for their time
+        self.step = 0  # the index of the step under way (an ``at:`` step's problem names the step that set it)
+        #: Problems of ``at:`` steps, by the index of their step: they come while later steps run, so
+        #: they cannot stop the steps as a step's own problem does, but they fail the replay all the same.
+        self.late: list[tuple[int, str]] = []
 
     def at(self, t: int, step: model.Step) -> str | None:
         """Run ``step`` at virtual time ``t`` while the next steps go on."""
         now = self.host.now()
         if t < now:
             return f"at: {t} ms is already past (it is t={now} ms)"
+        index = self.step
 
         async def later() -> None:
             await self.sleep(t - now)
-            await step.run(self)
+            problem = await step.run(self)
+            if problem:
+                self.late.append((index, f"at: {t}: {problem}"))
 
         task = asyncio.ensure_future(later())
         self.timed.add(task)
@@ -164,7 +172,8 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
     """The scenario's transcript; a file with ``variants:`` replays each variant on its own."""
     if scenario.variants:
         variants = [replay(v, executor) for v in scenario.variants]
-        return Replay(scenario.file, scenario.title, scenario.clauses, [], variants=variants)
+        failures = [f"[{v.variant}] {f}" for v in variants for f in v.failures]
+        return Replay(scenario.file, scenario.title, scenario.clauses, [], failures, variants=variants)
     loop = VirtualEventLoop()
     work = None
     with _CollectorTuned():
@@ -273,9 +282,10 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
         if own.start:
             await host.start_session(own.interactive)
         for index, step in enumerate(scenario.steps):
+            play.step = index
             problem = await step.run(play)
             if problem:
-                failures.append(f"steps[{index}]: {problem}")
+                failures.append(_step_failure(scenario, index, problem))
                 break
             await host.settle()  # the footer redraws a step caused land before the next step begins
         await host.finish_instant()
@@ -288,7 +298,15 @@ async def _replay(scenario: Scenario, loop: VirtualEventLoop, make_executor: Exe
         await asyncio.gather(*timed, return_exceptions=True)
         if host is not None:
             await host.close()
+    if play is not None:
+        failures += [_step_failure(scenario, index, problem) for index, problem in play.late]
     events = host.transcript.events if host is not None else []
     failures += strict_failures(scenario, events)
     failures += expect.failures(scenario.expect, events, scenario.file)
     return Replay(scenario.file, scenario.title, scenario.clauses, events, failures, scenario.variant)
+
+
+def _step_failure(scenario: Scenario, index: int, problem: str) -> str:
+    """``FILE:LINE: steps[N]: …``, the line of the step, like an expectation's failure."""
+    line = scenario.step_lines[index] if index < len(scenario.step_lines) else 1
+    return f"{scenario.file}:{line}: steps[{index}]: {problem}"
