@@ -10,13 +10,14 @@ Each transcript becomes lanes, and each lane is compared on its own:
 | ``permission`` | per call: the outcome and how it was decided (``via``) |
 | ``spawn`` | per call: whether ``agent.spawn`` came, and its arm (the mod took the call, or Claude Code's own) |
 | ``answer`` | per call id: the arm (a result, a wrapped error, a plain error) and the exact text the model |
-|  | read, through :data:`NORMALISATIONS` only |
+|  | read, through :data:`NORMALISATIONS` only; its context lines both ways |
 | ``run`` | the mod's runs matched by argv (lich's 5 s ``sessions`` polls aside): exit, stdout, stderr, |
 |  | whether it failed, ``timeout_ms`` (when both sides know it), and its ms within :data:`RUN_TOLERANCE` |
 | ``polls`` | for each turn of the footer a poll drew (in the fake host): how many polls ran since the turn |
 |  | before (within :data:`POLL_SLACK`; not across a restart of the poll), and how many after the one whose |
 |  | output changed (exactly: none) |
-| ``toast`` | the texts in order, exactly (as a set of texts for calls raised side by side) |
+| ``toast`` | the texts in order, exactly (as a set of texts for calls raised side by side), and how many |
+|  | answers the model read before each (not for calls raised side by side) |
 | ``footer`` | the lich line's turning points in order (:func:`turning_points`), the last one included; a |
 |  | state the fake host drew for less than the real screen's read period may be missing from the real |
 | ``native`` | which calls Claude Code ran itself, with which input (and the task its agent read) |
@@ -38,6 +39,7 @@ of any call before it; for a note, the latest call before it (a report's delay c
 turn of the footer, the latest answer, poll, Esc, reload or new process (``resume``) before it (what redrew it: a
 new process draws its own screen, whose time, Claude Code's start-up, is not compared). An answer to a call the
 person interrupted (Esc, a "no") is read by the model only with the next prompt, so its time is not compared.
+Each lane's checks are named in :data:`CHECKS`, and each difference names the one that found it.
 Not compared: ``check`` (the fake host's memory), and ``timeout_ms`` when the real run cannot see it (the
 session host passes it to its own runs, beyond the wrappers).
 """
@@ -134,15 +136,57 @@ def by_order(value: Any) -> Any:
     return value
 
 
+#: Every check the comparison makes, by name: its lane, and what it holds the two sides to. Each
+#: :class:`Difference` names the check that found it, so that the self-test can ask that this very check,
+#: and no other, sees a fault planted for it (``agent-cards conform --self-test``).
+CHECKS: dict[str, tuple[str, str]] = {
+    "session.start": ("session.start", "how many times it was raised, in order, and interactive"),
+    "call": ("call", "the calls in order: id, tool and input"),
+    "permission": ("permission", "per call: the outcome and how it was decided (via)"),
+    "spawn": ("spawn", "per call: whether agent.spawn came, and its arm"),
+    "answer.presence": ("answer", "an answer on one side only"),
+    "answer.arm": ("answer", "a result, a wrapped error or a plain error"),
+    "answer.text": ("answer", "the text of an error, wrapped or plain"),
+    "answer.launch": ("answer", "a launch reads as Claude Code's launch text"),
+    "answer.agentId": ("answer", "a launch or a completed report names the mod's agentId"),
+    "answer.report": ("answer", "each line of a completed report, read whole"),
+    "answer.fields": ("answer", "a mapping result: the fake host's keys, equal"),
+    "answer.shape": ("answer", "fields on one side, text on the other"),
+    "answer.result": ("answer", "a text result, equal"),
+    "answer.context": ("answer", "each of the fake host's context lines is one the model read"),
+    "answer.context.real": ("answer", "each context line the model read is one of the fake host's"),
+    "run": ("run", "the mod's runs by argv: exit, stdout, stderr, failed, timeout_ms; on one side only"),
+    "run.ms": ("run", "a run's ms within RUN_TOLERANCE"),
+    "polls": ("polls", "the polls before a footer a poll drew: within POLL_SLACK, none late"),
+    "toast": ("toast", "the texts in order"),
+    "toast.order": ("toast", "how many answers the model read before each toast"),
+    "footer": ("footer", "the lich line's turning points in order"),
+    "native": ("native", "which calls Claude Code ran itself, with which input"),
+    "note": ("note", "the notes lich typed, in order"),
+    "prompt": ("prompt", "each prompt: its text, notifications and context lines"),
+    "report": ("report", "what the engine reported about a hook"),
+    "keys": ("keys", "Esc, reload and mode switches in order"),
+    "rewind": ("rewind", "the Rewind panel opening and closing, in order"),
+    "lifecycle": ("lifecycle", "a new process, a session host that died or started again, in order"),
+    "order.permission/spawn": ("order", "a call's permission before its spawn"),
+    "order.permission/answer": ("order", "a call's permission before its answer"),
+    "order.spawn/answer": ("order", "a launch's spawn before its answer"),
+    **{f"time.{kind}": ("time", f"a {kind}'s ms after its cause within TIME_TOLERANCE")
+       for kind in ("permission", "spawn", "native", "answer", "run", "toast", "note", "footer")},
+}
+
+
 class Difference(Record):
     lane: str
     key: str
     fake: Any
     real: Any
     why: str
+    check: str = ""  # the row of CHECKS that found it (empty: not the comparison's, as an invariant's)
 
     def to_json(self) -> dict[str, Any]:
-        return {"lane": self.lane, "key": self.key, "fake": self.fake, "real": self.real, "why": self.why}
+        return {"lane": self.lane, "key": self.key, "fake": self.fake, "real": self.real, "why": self.why,
+                **({"check": self.check} if self.check else {})}
 
 
 class Comparison(Record):
@@ -234,14 +278,14 @@ def _short(value: Any, limit: int = 400) -> Any:
 
 
 def _sequence(lane: str, fake: Sequence[Any], real: Sequence[Any], out: list[Difference],
-              label: str = "#") -> None:
+              label: str = "#", check: str = "") -> None:
     for i in range(max(len(fake), len(real))):
         f = fake[i] if i < len(fake) else ABSENT
         r = real[i] if i < len(real) else ABSENT
         if f != r:
             why = ("only the fake host has it" if i >= len(real) else "only the real engine has it"
                    if i >= len(fake) else "they differ")
-            out.append(Difference(lane, f"{label}{i + 1}", _short(f), _short(r), why))
+            out.append(Difference(lane, f"{label}{i + 1}", _short(f), _short(r), why, check or lane))
 
 
 # -- answers ------------------------------------------------------------------------------------------
@@ -267,15 +311,16 @@ def _arm(answer: Mapping[str, Any]) -> tuple[str, Any]:
     return "result", answer.get("result")
 
 
-def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | None:
-    """Why the real tool_result is not what the fake host's answer says the model reads (None: it is)."""
+def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The check (:data:`CHECKS`) the real tool_result fails against what the fake host's answer says the model
+    reads, and why (None: it is what the model read)."""
     (fake_arm, fake_value), (real_arm, real_value) = _arm(fake), _arm(real)
     if fake_arm != real_arm:
         names = {"wrapped": "a <tool_use_error>", "error": "a plain error", "result": "a result"}
-        return f"the fake host gives {names[fake_arm]}; the real engine gave {names[real_arm]}"
+        return "answer.arm", f"the fake host gives {names[fake_arm]}; the real engine gave {names[real_arm]}"
     if fake_arm != "result":
         if fake_value != real_value:
-            return "the model read another text"
+            return "answer.text", "the model read another text"
     else:
         problem = _result_problem(fake_value, real_value)
         if problem:
@@ -283,22 +328,28 @@ def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> str | N
     read_lines = str(real.get("read", "")).split("\n")
     if "read" not in real and "context" in real:  # a source that kept the lines as the hook gave them
         read_lines = [CONTEXT_PREFIX + str(line) for line in real.get("context") or []]
-    for line in fake.get("context") or []:
-        if CONTEXT_PREFIX + str(line) not in read_lines:
-            return f"the model never read the context line {_short(str(line), 120)!r}"
+    given = [CONTEXT_PREFIX + str(line) for line in fake.get("context") or []]
+    for line in given:
+        if line not in read_lines:
+            return "answer.context", ("the model never read the context line "
+                                       f"{_short(line.removeprefix(CONTEXT_PREFIX), 120)!r}")
+    for line in read_lines:
+        if line.startswith(CONTEXT_PREFIX) and line not in given:
+            return "answer.context.real", ("the fake host never gives the context line "
+                                       f"{_short(line.removeprefix(CONTEXT_PREFIX), 120)!r}")
     return None
 
 
-def _result_problem(fake: Any, real: Any) -> str | None:
+def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
     text = real if isinstance(real, str) else json.dumps(real, ensure_ascii=False)
     if isinstance(fake, Mapping):
         native = "resolvedModel" in fake  # Claude Code's own agent: its agentId is the engine's to choose
         if fake.get("status") == "async_launched":
             if not text.startswith(LAUNCHED):
-                return "not a launch"
+                return "answer.launch", "not a launch"
             named = AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
-                return "another agentId"
+                return "answer.agentId", "another agentId"
             return None
         if fake.get("status") == "completed":
             report = "\n".join(str(b.get("text", "")) for b in fake.get("content") or [] if isinstance(b, Mapping))
@@ -307,19 +358,20 @@ def _result_problem(fake: Any, real: Any) -> str | None:
                 lines |= {line.removeprefix(HANDBACK_INDENT) for line in lines if line.startswith(HANDBACK_INDENT)}
             missing = [line for line in report.splitlines() if line.strip() and line not in lines]
             if missing:
-                return f"the model never read the report's line {_short(missing[0], 120)!r}"
+                return "answer.report", f"the model never read the report's line {_short(missing[0], 120)!r}"
             named = AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
-                return "another agentId"
+                return "answer.agentId", "another agentId"
             return None
         if isinstance(real, Mapping):
             wrong = [k for k in fake if k in real and fake[k] != real[k]]
             missing_keys = [k for k in fake if k not in real]
             if wrong or missing_keys:
-                return "other fields: " + ", ".join([*wrong, *(f"{k} (missing)" for k in missing_keys)])
+                return "answer.fields", "other fields: " + ", ".join([*wrong, *(f"{k} (missing)"
+                                                                            for k in missing_keys)])
             return None
-        return "the model read text where the fake host gives fields"
-    return None if str(fake) == text else "the model read another result"
+        return "answer.shape", "the model read text where the fake host gives fields"
+    return None if str(fake) == text else ("answer.result", "the model read another result")
 
 
 def _answers(fake: Events, real: Events, out: list[Difference]) -> None:
@@ -328,15 +380,16 @@ def _answers(fake: Events, real: Events, out: list[Difference]) -> None:
         r = real_by.pop(f["call"], None)
         fake_side = {k: _short(v) for k, v in f.items() if k in ("result", "deny", "error", "context")}
         if r is None:
-            out.append(Difference("answer", f["call"], fake_side, None, "the model never read an answer"))
+            out.append(Difference("answer", f["call"], fake_side, None, "the model never read an answer",
+                                  "answer.presence"))
             continue
         problem = _answer_problem(f, r)
         if problem:
             real_side = {k: _short(v) for k, v in r.items() if k in ("result", "deny", "error")}
-            out.append(Difference("answer", f["call"], fake_side, real_side, problem))
+            out.append(Difference("answer", f["call"], fake_side, real_side, problem[1], problem[0]))
     for call, r in real_by.items():
         out.append(Difference("answer", call, None, {k: _short(v) for k, v in r.items() if k != "read"},
-                              "only the real engine answered it"))
+                              "only the real engine answered it", "answer.presence"))
 
 
 # -- runs and polls -----------------------------------------------------------------------------------
@@ -367,7 +420,7 @@ def _run_lane(fake: Events, real: Events, out: list[Difference]) -> None:
         fk = _run_key(f)
         label = f"#{i} {' '.join(map(str, fk['argv'][1:3]))}"
         if r is None:
-            out.append(Difference("run", label, fk, None, "only the fake host ran it"))
+            out.append(Difference("run", label, fk, None, "only the fake host ran it", "run"))
             continue
         rk = _run_key(r)
         if "timeout_ms" in f and "timeout_ms" in r:
@@ -375,15 +428,17 @@ def _run_lane(fake: Events, real: Events, out: list[Difference]) -> None:
         wrong = [k for k in fk if fk[k] != rk.get(k)]
         if wrong:
             out.append(Difference("run", label, {k: _short(fk[k]) for k in ["argv", *wrong]},
-                                  {k: _short(rk.get(k)) for k in ["argv", *wrong]}, "differs in " + ", ".join(wrong)))
+                                  {k: _short(rk.get(k)) for k in ["argv", *wrong]}, "differs in " + ", ".join(wrong),
+                                  "run"))
             continue
         fm, rm = f.get("ms"), r.get("ms")
         if isinstance(fm, int) and isinstance(rm, int) and abs(rm - fm) > RUN_TOLERANCE[0] + RUN_TOLERANCE[1] * min(
                 fm, rm):
-            out.append(Difference("run", label, {"ms": fm}, {"ms": rm}, "took another time than the tolerance allows"))
+            out.append(Difference("run", label, {"ms": fm}, {"ms": rm}, "took another time than the tolerance allows",
+                                  "run.ms"))
     for r in left:
         out.append(Difference("run", " ".join(map(str, (r.get("argv") or [])[1:3])), None, _run_key(r),
-                              "only the real engine ran it"))
+                              "only the real engine ran it", "run"))
 
 
 #: The session's turns that start its poll afresh: a session host that died and the one started after it, a new
@@ -440,7 +495,8 @@ def _polls_lane(fake: Events, real: Events, out: list[Difference]) -> None:
         if counted or (None not in (f[2], r[2]) and f[2] != r[2]):
             out.append(Difference("polls", f"before {f[0] or 'clearing'} (#{n})",
                                   {"polls": f[1], "after the change": f[2]},
-                                  {"polls": r[1], "after the change": r[2]}, "the footer turned after other polls"))
+                                  {"polls": r[1], "after the change": r[2]}, "the footer turned after other polls",
+                                  "polls"))
 
 
 # -- order and time -----------------------------------------------------------------------------------
@@ -465,7 +521,28 @@ def _order_lane(fake: Events, real: Events, out: list[Difference]) -> None:
             if None not in sides and sides[0] != sides[1]:
                 said = {True: f"{before} before {after}", False: f"{after} before {before}"}
                 out.append(Difference("order", f"{call} {before}/{after}", said[bool(sides[0])],
-                                      said[bool(sides[1])], "cause and effect in another order"))
+                                      said[bool(sides[1])], "cause and effect in another order",
+                                      f"order.{before}/{after}"))
+
+
+def _toast_order_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+    """Each toast on the same side of the answers as the fake host has it: how many answers the model read
+    before it (an interrupted call's answer aside: the model reads it only with the next prompt)."""
+    skip = _interrupted(fake) | _interrupted(real)
+
+    def answers_before(events: Events) -> list[int]:
+        counts, read = [], 0
+        for e in events:
+            if e["kind"] == "answer" and e.get("call") not in skip:
+                read += 1
+            elif e["kind"] == "toast":
+                counts.append(read)
+        return counts
+
+    for n, (f, r) in enumerate(zip(answers_before(fake), answers_before(real), strict=False), start=1):
+        if f != r:
+            out.append(Difference("toast", f"#{n}", {"answers before it": f}, {"answers before it": r},
+                                  "the toast came on another side of an answer", "toast.order"))
 
 
 def _interrupted(events: Events) -> set[str]:
@@ -530,7 +607,7 @@ def _delay(events: Events, index: int) -> tuple[int, bool] | None:
 
 
 def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: bool = False) -> None:
-    pairs: list[tuple[str, int, int]] = []  # (label, fake index, real index)
+    pairs: list[tuple[str, str, int, int]] = []  # (kind, label, fake index, real index)
     index_of = {id(e): i for i, e in enumerate(fake)}
     real_index = {id(e): i for i, e in enumerate(real)}
     skip = _interrupted(fake) | _interrupted(real)
@@ -539,11 +616,11 @@ def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: 
             call = str(f.get("call"))
             found = _first(real, kind, call)
             if found is not None and not (kind == "answer" and call in skip):
-                pairs.append((f"{kind} {call}", index_of[id(f)], found[0]))
+                pairs.append((kind, f"{kind} {call}", index_of[id(f)], found[0]))
     run_pairs, _ = _run_pairs(fake, real)
     for n, (f, r) in enumerate(run_pairs, start=1):
         if r is not None:
-            pairs.append((f"run #{n} {' '.join(map(str, (f.get('argv') or [])[1:3]))}", index_of[id(f)],
+            pairs.append(("run", f"run #{n} {' '.join(map(str, (f.get('argv') or [])[1:3]))}", index_of[id(f)],
                           real_index[id(r)]))
     for kind in ("toast", "note"):
         real_left = list(_of(real, kind))
@@ -554,10 +631,10 @@ def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: 
             if same:
                 paired = same[0]
                 real_left.remove(paired)
-                pairs.append((f"{kind} #{n}", index_of[id(fe)], real_index[id(paired)]))
+                pairs.append((kind, f"{kind} #{n}", index_of[id(fe)], real_index[id(paired)]))
     for n, ((fi, _), (ri, _)) in enumerate(zip(_seen_turns(fake, real), _turns(real), strict=False), start=1):
-        pairs.append((f"footer #{n}", fi, ri))
-    for label, fi, ri in pairs:
+        pairs.append(("footer", f"footer #{n}", fi, ri))
+    for kind, label, fi, ri in pairs:
         fake_delay, real_delay = _delay(fake, fi), _delay(real, ri)
         if fake_delay is None or real_delay is None:
             continue
@@ -565,7 +642,7 @@ def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: 
         base = REACTION_TOLERANCE if reaction else TIME_TOLERANCE[0]
         if abs(rd - fd) > base + TIME_TOLERANCE[1] * abs(fd):
             out.append(Difference("time", label, {"ms after its cause": fd}, {"ms after its cause": rd},
-                                  "came at another time than the tolerance allows"))
+                                  "came at another time than the tolerance allows", f"time.{kind}"))
 
 
 # -- the comparison -----------------------------------------------------------------------------------
@@ -616,6 +693,8 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     if side_by_side:  # calls raised side by side reach their hooks in any order: so do their toasts
         toasts = [sorted(texts) for texts in toasts]
     _sequence("toast", toasts[0], toasts[1], out)
+    if not side_by_side:  # calls raised side by side answer and toast in any order between them
+        _toast_order_lane(fake, real, out)
     _sequence("footer", [line for _, line in _seen_turns(fake, real)], [line for _, line in _turns(real)], out)
     _native_lane(fake, real, out)
     _sequence("note", [e.get("text") for e in _of(fake, "note")], [e.get("text") for e in _of(real, "note")], out)

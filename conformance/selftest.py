@@ -1,10 +1,12 @@
 """``agent-cards conform --self-test``: the tier proves it sees what it claims to compare.
 
-A kit of planted fake-host infidelities, each a patch on the fake host made in process (timing, order, end
-state, texts, lanes nobody looked at), is judged against one saved set of real transcripts
-(:data:`FIXTURE`, recorded by ``agent-cards conform --json`` from real runs and trimmed): the fake host as it
-is must conform on every scenario of the fixture, and each plant must make every scenario it alters differ.
-No real run is needed: each scenario is replayed (virtual time, in process) and compared again.
+A kit of planted fake-host infidelities, each a patch on the fake host made in process and each aimed at one
+check of the comparison (:data:`~agent_cards_conformance.compare.CHECKS`), is judged against one saved set of
+real transcripts (:data:`FIXTURE`, recorded by ``agent-cards conform --json`` from real runs and trimmed): the
+fake host as it is must conform on every scenario of the fixture; each plant runs on every scenario, and
+wherever its replay differs from the unplanted one, the check it aims at must differ. A plant that alters no
+scenario proves nothing and fails; a check no plant aims at fails unless :data:`UNPROVEN` says why the fixture
+cannot show it. No real run is needed: each scenario is replayed (virtual time, in process) and compared again.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from agent_cards.record import Record, Value, field
-from agent_cards_conformance.compare import Comparison, compare, task_of
+from agent_cards.record import Record, Value, field, replace
+from agent_cards_conformance.compare import CHECKS, Comparison, compare, task_of
 from agent_cards_conformance.plan import missing_programs
 from agent_cards_simulator.host import claude_code, results
 from agent_cards_simulator.host.claude_code import FakeClaudeCode
@@ -36,12 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Infidelity(Value):
-    """One planted infidelity: what it does to the fake host, and the scenarios it alters."""
+    """One planted infidelity: what it does to the fake host, and the check of the comparison it aims at
+    (a name in :data:`CHECKS`)."""
 
     name: str
     kind: str  # timing | order | end state | text | lane
     what: str
-    scenarios: tuple[str, ...]
+    aims: str
     patch: Callable[[], contextlib.AbstractContextManager[Any]]
 
 
@@ -62,32 +65,6 @@ def _record_patched(change: Callable[[Transcript, str, dict[str, Any]], tuple[st
 def _count(line: Any) -> int:
     found = re.search(r"\d+", str(line or ""))
     return int(found.group()) if found else 0
-
-
-#: lich's footer poll: a footer drawn a poll late comes this much later.
-POLL_S = 5.0
-
-
-@contextlib.contextmanager
-def _footer_one_poll_late() -> Iterator[None]:
-    """A footer that falls is drawn a poll (5 s) late: the draw is dropped and done again then."""
-    original = FakeClaudeCode.render_footer
-    held: set[int] = set()
-
-    async def render_footer(self: FakeClaudeCode) -> None:
-        footers = self.transcript.of("footer")
-        last = footers[-1].get("line") if footers else None
-        await original(self)
-        drawn = self.transcript.events[-1]
-        if drawn["kind"] == "footer" and _count(drawn.get("line")) < _count(last) and id(self) not in held:
-            held.add(id(self))
-            self.transcript.events.pop()
-            self.loop.call_later(POLL_S, self.schedule_footer)
-        elif drawn["kind"] == "footer":
-            held.discard(id(self))
-
-    with mock.patch.object(FakeClaudeCode, "render_footer", render_footer):
-        yield
 
 
 @contextlib.contextmanager
@@ -121,10 +98,11 @@ class _SlowerExecutor:
         return result
 
 
-class _LateNotes:
-    """The lich side as it is, each note typed 8 s after it is due."""
+class _EarlyNotes:
+    """The lich side as it is, each note typed 5 s before it is due. (A late one would come past the end of the
+    fixture's scenarios, which the note lane, not its time, sees.)"""
 
-    LATE_MS = 8000
+    LATE_MS = -5000
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
@@ -225,63 +203,245 @@ def _no_double_press() -> contextlib.AbstractContextManager[Any]:
     return mock.patch.object(claude_code, "DOUBLE_PRESS_MS", -1)
 
 
+class _GitWithoutNewline:
+    """The lich side as it is, git's output without its last newline (the mod strips it anyway)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def execute(self, argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        result = await self._inner.execute(argv, *args, **kwargs)
+        if argv and argv[0] == "git":
+            return replace(result, stdout=result.stdout.removesuffix("\n"))
+        return result
+
+
+def _polls_doubled() -> contextlib.AbstractContextManager[Any]:
+    """A ``sessions`` poll that reads what the one before it read is run again at once (the mod reads the
+    first). Every poll run twice would also alter a window a key drew the footer in, whose polls the
+    comparison does not count (the real pace of keys and turns decides them)."""
+    original = FakeClaudeCode.run_process
+    last: dict[int, str] = {}
+
+    async def run_process(self: FakeClaudeCode, argv: Any, timeout_ms: int, signal: Any) -> Any:
+        result = await original(self, argv, timeout_ms, signal)
+        if _not_a_poll({"argv": argv}):
+            return result
+        if last.get(id(self)) == result.stdout:
+            await original(self, argv, timeout_ms, signal)
+        last[id(self)] = result.stdout
+        return result
+
+    return mock.patch.object(FakeClaudeCode, "run_process", run_process)
+
+
+def _recorded_after(kind: str, after: Callable[[dict[str, Any], dict[str, Any]], bool]
+                    ) -> contextlib.AbstractContextManager[Any]:
+    """Each ``kind`` event is recorded only once an event ``after`` names for it has been (it keeps its fields,
+    which the host may still fill in, and takes that event's time); it moves once."""
+    original = Transcript.record
+    moved: set[int] = set()
+
+    def record(self: Transcript, what: str, **fields: Any) -> dict[str, Any]:
+        event = original(self, what, **fields)
+        for held in [e for e in self.events[:-1] if e["kind"] == kind and id(e) not in moved and after(e, event)]:
+            moved.add(id(held))
+            self.events.remove(held)
+            self.events.append(held)
+            held["t"] = event["t"]
+        return event
+
+    return mock.patch.object(Transcript, "record", record)
+
+
+def _late(kind: str, which: Callable[[dict[str, Any]], bool] = lambda _: True,
+          ms: int = 8000) -> contextlib.AbstractContextManager[Any]:
+    """Each ``kind`` event ``which`` picks recorded ``ms`` later than it came (where it came)."""
+    original = Transcript.record
+
+    def record(self: Transcript, what: str, **fields: Any) -> dict[str, Any]:
+        event = original(self, what, **fields)
+        if what == kind and which(event):
+            event["t"] += ms
+        return event
+
+    return mock.patch.object(Transcript, "record", record)
+
+
+def _also(kind: str, extra: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
+          ) -> contextlib.AbstractContextManager[Any]:
+    """After each ``kind`` event the fake host records one more, ``extra`` of it."""
+    original = Transcript.record
+
+    def record(self: Transcript, what: str, **fields: Any) -> dict[str, Any]:
+        event = original(self, what, **fields)
+        if what == kind:
+            more, more_fields = extra(event)
+            original(self, more, **more_fields)
+        return event
+
+    return mock.patch.object(Transcript, "record", record)
+
+
+def _result_changed(change: Callable[[dict[str, Any]], Any]) -> contextlib.AbstractContextManager[Any]:
+    """Each launch's result as ``change`` makes it (a copy: the mod's own is left alone)."""
+    def patched(_: Transcript, kind: str, fields: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        result = fields.get("result")
+        if kind == "answer" and isinstance(result, dict) and result.get("status") == "async_launched":
+            return kind, {**fields, "result": change(dict(result))}
+        return kind, fields
+
+    return _record_patched(patched)
+
+
+def _fields_changed(kind: str, change: Callable[[dict[str, Any]], dict[str, Any]],
+                    which: Callable[[dict[str, Any]], bool] = lambda _: True) -> contextlib.AbstractContextManager[Any]:
+    return _record_patched(lambda _, what, fields: (what, change(dict(fields))) if what == kind and which(fields)
+                           else (what, fields))
+
+
+def _taken(result: dict[str, Any]) -> bool:
+    """A launch the mod took (a native agent's ID is the engine's, never compared)."""
+    return "resolvedModel" not in result
+
+
+def _is_launch(answer: dict[str, Any]) -> bool:
+    result = answer.get("result")
+    return isinstance(result, dict) and result.get("status") == "async_launched"
+
+
+def _not_a_poll(run: dict[str, Any]) -> bool:
+    argv = run.get("argv") or []
+    return not (len(argv) >= 2 and argv[1] == "sessions")
+
+
 _REJECTED = results.USER_REJECTED
 KIT: tuple[Infidelity, ...] = (
-    Infidelity("footer one poll late", "timing", "a falling footer is drawn only after the next poll",
-               ("scenarios/footer/renamed.yaml", "scenarios/report-note.yaml"), _footer_one_poll_late),
-    Infidelity("every run 1.2 s slower", "timing", "each lich and git run takes 1.2 s more",
-               ("scenarios/perm/dialog-yes.yaml", "scenarios/footer/renamed.yaml", "scenarios/deliver/garbage.yaml"),
+    Infidelity("footer 8 s late", "timing", "each footer recorded 8 s after it was drawn", "time.footer",
+               lambda: _late("footer")),
+    Infidelity("every run 1.2 s slower", "timing", "each lich and git run takes 1.2 s more", "run.ms",
                lambda: _executor_wrapped(_SlowerExecutor)),
-    Infidelity("note 8 s late", "timing", "lich's note of a report typed 8 s after it is due",
-               ("scenarios/report-note.yaml",), lambda: _executor_wrapped(_LateNotes)),
+    Infidelity("note 5 s early", "timing", "lich's note of a report typed 5 s before it is due", "time.note",
+               lambda: _executor_wrapped(_EarlyNotes)),
     Infidelity("permission after agent.spawn", "order", "the permission check runs after agent.spawn",
-               ("scenarios/perm/dialog-yes.yaml", "scenarios/footer/renamed.yaml"), _permission_after_spawn),
-    Infidelity("footer never clears", "end state", "a footer whose workers left keeps its lich line",
-               ("scenarios/footer/renamed.yaml", "scenarios/report-note.yaml"), _footer_never_clears),
+               "order.permission/spawn", _permission_after_spawn),
+    Infidelity("footer never clears", "end state", "a footer whose workers left keeps its lich line", "footer",
+               _footer_never_clears),
     Infidelity("Esc answer shortened", "text", "the engine's rejection after Esc without its last sentence",
-               ("scenarios/fall/esc-isolated.yaml",),
-               lambda: _answer_error(_REJECTED, lambda text: {"error": text.rsplit(" STOP", 1)[0]})),
-    Infidelity("Esc answer rewrapped", "text", "the engine's rejection after Esc broken into lines",
-               ("scenarios/fall/esc-isolated.yaml",),
+               "answer.text", lambda: _answer_error(_REJECTED, lambda text: {"error": text.rsplit(" STOP", 1)[0]})),
+    Infidelity("Esc answer rewrapped", "text", "the engine's rejection after Esc broken into lines", "answer.text",
                lambda: _answer_error(_REJECTED, lambda text: {"error": text.replace(". ", ".\n")})),
     Infidelity("Esc answer as a deny", "text", "the engine's rejection after Esc delivered as a hook's deny",
-               ("scenarios/fall/esc-isolated.yaml",), lambda: _answer_error(_REJECTED, lambda text: {"deny": text})),
+               "answer.arm", lambda: _answer_error(_REJECTED, lambda text: {"deny": text})),
     Infidelity("deny without the engine's prefix", "text", "a hook's deny without 'PreToolUse:Agent hook error: '",
-               ("scenarios/perm/hook-deny.yaml",), lambda: _texts("hook_error", lambda reason: reason)),
+               "answer.text", lambda: _texts("hook_error", lambda reason: reason)),
     Infidelity("unknown type without its list", "text", "the unknown-type error without the list of types",
-               ("scenarios/take/agent-type.yaml",),
+               "answer.text",
                lambda: _texts("unknown_agent_type", lambda name, available: f"Agent type '{name}' not found.")),
-    Infidelity("unknown type's list rewrapped", "text", "the list of types one to a line",
-               ("scenarios/take/agent-type.yaml",),
+    Infidelity("unknown type's list rewrapped", "text", "the list of types one to a line", "answer.text",
                lambda: _texts("unknown_agent_type", lambda name, available: f"Agent type '{name}' not found. Available "
                               "agents:\n" + "\n".join(sorted(available, key=str.lower)))),
     Infidelity("native agent input changed", "lane", "the native agent gets the call's input without its type, "
-               "or its prompt with a full stop", ("scenarios/take/agent-type.yaml", "scenarios/deliver/garbage.yaml"),
-               _native_input_changed),
-    Infidelity("note dropped", "lane", "lich's note of a worker's report never reaches the session",
-               ("scenarios/report-note.yaml",), _note_dropped),
-    Infidelity("toast changed", "lane", "a toast without its last full stop",
-               ("scenarios/deliver/garbage.yaml",), _toast_changed),
-    Infidelity("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow",
-               ("scenarios/perm/dialog-yes.yaml",), _dialog_as_mode),
+               "or its prompt with a full stop", "native", _native_input_changed),
+    Infidelity("note dropped", "lane", "lich's note of a worker's report never reaches the session", "note",
+               _note_dropped),
+    Infidelity("toast changed", "lane", "a toast without its last full stop", "toast", _toast_changed),
+    Infidelity("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow", "permission",
+               _dialog_as_mode),
     Infidelity("every dialog asked", "lane", "two Agent calls of one reply each get a dialog, and a 'no' at the first "
-               "leaves the second to be asked, allowed and opened", ("scenarios/perm/parallel-no.yaml",),
-               _every_dialog_asked),
+               "leaves the second to be asked, allowed and opened", "spawn", _every_dialog_asked),
     Infidelity("deny rule in words of its own", "text", "a typed deny rule answered 'Permission to use Agent has been "
-               "denied by a permission rule.'", ("scenarios/perm/rule-deny.yaml",),
+               "denied by a permission rule.'", "answer.text",
                lambda: _texts("rule_denied", lambda agent_type, rule: "Permission to use Agent has been denied by a "
                               "permission rule.")),
     Infidelity("plain deny rule reaches the hooks", "lane", "permissions.deny: [Agent] leaves the tool in the session, "
-               "so the mod takes the call", ("scenarios/perm/rule-deny-plain.yaml",), _plain_rule_reaches_the_hooks),
+               "so the mod takes the call", "permission", _plain_rule_reaches_the_hooks),
     Infidelity("no Rewind panel", "lane", "Esc twice at the idle prompt opens nothing, so the footer is drawn on",
-               ("scenarios/stop/esc.yaml", "scenarios/footer/rewind-panel.yaml"), _no_double_press),
+               "rewind", _no_double_press),
+    Infidelity("session.start twice", "lane", "session.start raised a second time at once", "session.start",
+               lambda: _also("session.start", lambda e: ("session.start", {"interactive": e.get("interactive")}))),
+    Infidelity("call without its description", "lane", "each call's input recorded without its description", "call",
+               lambda: _fields_changed("call", lambda f: {**f, "input": {k: v for k, v in (f.get("input") or {}).items()
+                                                                          if k != "description"}})),
+    Infidelity("a taken spawn as Claude Code's own", "lane", "agent.spawn's deny (the mod took the call) recorded as "
+               "passed on", "spawn", lambda: _fields_changed("spawn", lambda f: {**f, "answer": None},
+                                                             lambda f: isinstance((f.get("answer") or {}).get("deny"),
+                                                                                  str))),
+    Infidelity("answer lost", "lane", "no answer reaches the model", "answer.presence",
+               lambda: _record_patched(lambda _, kind, fields: None if kind == "answer" else (kind, fields))),
+    Infidelity("launch names another agent", "text", "a taken launch's agentId with a letter more", "answer.agentId",
+               lambda: _result_changed(lambda r: {**r, "agentId": f"{r.get('agentId')}x"} if _taken(r) else r)),
+    Infidelity("launch read as finished", "text", "a launch answered as a completed report", "answer.report",
+               lambda: _result_changed(lambda r: {"status": "completed", "agentId": r.get("agentId"),
+                                                  "content": [{"type": "text", "text": "Done."}]})),
+    Infidelity("launch without its status", "text", "a launch's fields without 'status'", "answer.shape",
+               lambda: _result_changed(lambda r: {k: v for k, v in r.items() if k != "status"})),
+    Infidelity("launch as plain text", "text", "a launch's result a line of text", "answer.result",
+               lambda: _result_changed(lambda r: f"Launched {r.get('agentId')}.")),
+    Infidelity("context line more", "text", "a context line the mod never gave, after each it did",
+               "answer.context", lambda: _fields_changed("answer", lambda f: {**f, "context": [*f["context"],
+                                                                                           "Noted."]},
+                                                         lambda f: bool(f.get("context")))),
+    Infidelity("context lines lost", "text", "the mod's context lines never reach the model", "answer.context.real",
+               lambda: _fields_changed("answer", lambda f: {k: v for k, v in f.items() if k != "context"},
+                                       lambda f: bool(f.get("context")))),
+    Infidelity("git without its newline", "lane", "git's output without its last newline", "run",
+               lambda: _executor_wrapped(_GitWithoutNewline)),
+    Infidelity("unchanged poll twice", "timing", "a sessions poll that finds nothing new run again", "polls",
+               _polls_doubled),
+    Infidelity("toast after the answer", "order", "a toast shown once the model has read the call's answer",
+               "toast.order", lambda: _recorded_after("toast", lambda _, e: e["kind"] == "answer")),
+    Infidelity("permission after the answer", "order", "a call's permission recorded after its answer",
+               "order.permission/answer",
+               lambda: _recorded_after("permission", lambda held, e: e["kind"] == "answer"
+                                       and e.get("call") == held.get("call"))),
+    Infidelity("spawn after the answer", "order", "a launch's agent.spawn recorded after its answer",
+               "order.spawn/answer",
+               lambda: _recorded_after("spawn", lambda held, e: e["kind"] == "answer"
+                                       and e.get("call") == held.get("call"))),
+    Infidelity("permission 20 s late", "timing", "each permission recorded 20 s after it was decided",
+               "time.permission", lambda: _late("permission", ms=20_000)),
+    Infidelity("spawn 8 s late", "timing", "each agent.spawn recorded 8 s after it came", "time.spawn",
+               lambda: _late("spawn")),
+    Infidelity("native agent 8 s late", "timing", "each native agent recorded 8 s after it started", "time.native",
+               lambda: _late("native")),
+    Infidelity("launch 8 s late", "timing", "each launch's answer recorded 8 s after the model read it",
+               "time.answer", lambda: _late("answer", _is_launch)),
+    Infidelity("run 8 s late", "timing", "each run of the mod (a poll aside) recorded 8 s after it started",
+               "time.run", lambda: _late("run", _not_a_poll)),
+    Infidelity("toast 8 s late", "timing", "each toast recorded 8 s after it was shown", "time.toast",
+               lambda: _late("toast")),
+    Infidelity("Esc unrecorded", "lane", "the person's Esc never recorded", "keys",
+               lambda: _record_patched(lambda _, kind, fields: None if kind == "esc" else (kind, fields))),
+    Infidelity("note as a prompt", "lane", "lich's note recorded as a prompt the person typed", "prompt",
+               lambda: _also("note", lambda e: ("prompt", {"text": e.get("text"), "notifications": [],
+                                                           "context": []}))),
+    Infidelity("hook reported", "lane", "the engine reports session.start's hook as failed", "report",
+               lambda: _also("session.start", lambda _: ("report", {"text": "session.start hook failed"}))),
+    Infidelity("session host restarted", "lane", "the session host started again after session.start", "lifecycle",
+               lambda: _also("session.start", lambda _: ("host.start", {}))),
 )
+
+#: The checks no fixture scenario can show, and why: a plant aimed at one alters nothing the fixture's real
+#: side could differ in.
+UNPROVEN: dict[str, str] = {
+    "answer.launch": "every real result in the fixture is Claude Code's launch text, so no fake launch can meet "
+                     "another text",
+    "answer.fields": "no real answer in the fixture is JSON (a TaskStop's result is)",
+}
 
 
 class PlantResult(Record):
     plant: Infidelity
-    caught: dict[str, list[str]] = field(default_factory=dict)  # scenario: the lanes that differed
-    missed: list[str] = field(default_factory=list)  # scenarios it alters that still conform
+    caught: dict[str, list[str]] = field(default_factory=dict)  # scenario: the checks that differed
+    missed: dict[str, list[str]] = field(default_factory=dict)  # scenario it alters: the checks that differed
+
+    @property
+    def proven(self) -> bool:
+        return bool(self.caught) and not self.missed
 
 
 class SelfTest(Record):
@@ -291,14 +451,16 @@ class SelfTest(Record):
 
     @property
     def passed(self) -> bool:
-        return not self.problems and not any(self.baseline.values()) and all(not p.missed for p in self.plants)
+        return not self.problems and not any(self.baseline.values()) and all(p.proven for p in self.plants)
 
     def summary(self) -> str:
-        caught = sum(1 for p in self.plants if not p.missed)
-        units = sum(len(p.plant.scenarios) for p in self.plants)
+        caught = sum(1 for p in self.plants if p.proven)
+        units = sum(len(p.caught) + len(p.missed) for p in self.plants)
         units_caught = sum(len(p.caught) for p in self.plants)
-        return (f"self-test: {caught} of {len(self.plants)} planted fake-host infidelities caught on every scenario "
-                f"they alter ({units_caught} of {units} scenario runs); the fake host as it is conforms on "
+        aimed = {p.plant.aims for p in self.plants if p.proven}
+        return (f"self-test: {caught} of {len(self.plants)} planted fake-host infidelities caught by the check they "
+                f"aim at on every scenario they alter ({units_caught} of {units} scenario runs); "
+                f"{len(aimed & CHECKS.keys())} of {len(CHECKS)} checks proven; the fake host as it is conforms on "
                 f"{sum(1 for v in self.baseline.values() if not v)} of {len(self.baseline)}")
 
 
@@ -309,11 +471,18 @@ def _units(file: str) -> list[Scenario]:
     return [v for s in scenarios for v in (s.variants or (s,))]
 
 
+def _fake(scenario: Scenario) -> list[dict[str, Any]]:
+    return [dict(e) for e in replay(scenario).events]
+
+
+def _against(scenario: Scenario, fake: list[dict[str, Any]], real: Sequence[dict[str, Any]]) -> Comparison:
+    parallel = any(isinstance(s, steps.CallStep) and len(s.calls) > 1 for s in scenario.steps)
+    return compare(fake, real, side_by_side=parallel, missing_programs=missing_programs(scenario))
+
+
 def judged(scenario: Scenario, real: Sequence[dict[str, Any]]) -> Comparison:
     """The fake host's transcript of ``scenario`` now, against a saved real one."""
-    parallel = any(isinstance(s, steps.CallStep) and len(s.calls) > 1 for s in scenario.steps)
-    fake = [dict(e) for e in replay(scenario).events]
-    return compare(fake, real, side_by_side=parallel, missing_programs=missing_programs(scenario))
+    return _against(scenario, _fake(scenario), real)
 
 
 def load_fixture(path: Path = FIXTURE) -> dict[str, list[dict[str, Any]]]:
@@ -326,34 +495,44 @@ def load_fixture(path: Path = FIXTURE) -> dict[str, list[dict[str, Any]]]:
 
 
 def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE) -> SelfTest:
-    """The kit (:data:`KIT` unless given) against the real transcripts saved in ``path``."""
+    """The kit (:data:`KIT` unless given) against the real transcripts saved in ``path``: each plant on every
+    scenario of the fixture, caught where it alters the replay only when the check it aims at differs."""
     kit = KIT if kit is None else kit
     real = load_fixture(path)
     result = SelfTest()
     scenarios: dict[str, Scenario] = {}
-    for file in sorted({f for p in kit for f in p.scenarios}):
-        if file not in real:
-            result.problems.append(f"{file}: no real transcript in {path.name}")
-            continue
+    unplanted: dict[str, list[dict[str, Any]]] = {}
+    for file in sorted(real):
         try:
             [scenarios[file]] = _units(file)
         except (OSError, ValueError) as error:  # an install without the scenarios: only a clone has them
             result.problems.append(f"{file}: {error}")
             continue
-        result.baseline[file] = [f"{d.lane} {d.key}: {d.why}" for d in judged(scenarios[file], real[file]).differences]
+        unplanted[file] = _fake(scenarios[file])
+        result.baseline[file] = [f"{d.lane} {d.key}: {d.why}"
+                                 for d in _against(scenarios[file], unplanted[file], real[file]).differences]
     for plant in kit:
         outcome = PlantResult(plant)
-        for file in plant.scenarios:
-            if file not in scenarios:
-                outcome.missed.append(file)
+        if plant.aims not in CHECKS:
+            result.problems.append(f"{plant.name}: aims at {plant.aims!r}, which the comparison does not make")
+        for file, scenario in scenarios.items():
+            try:
+                with plant.patch():
+                    fake = _fake(scenario)
+            except Exception as error:  # a plant that breaks the replay proves nothing of the comparison
+                result.problems.append(f"{plant.name}: {file}: the replay raised {type(error).__name__}: {error}")
                 continue
-            with plant.patch():
-                comparison = judged(scenarios[file], real[file])
-            if comparison.conforms:
-                outcome.missed.append(file)
-            else:
-                outcome.caught[file] = sorted({d.lane for d in comparison.differences})
+            if fake == unplanted[file]:
+                continue  # the plant leaves this scenario as it is: nothing to catch here
+            checks = sorted({d.check for d in _against(scenario, fake, real[file]).differences})
+            (outcome.caught if plant.aims in checks else outcome.missed)[file] = checks
+        if not outcome.caught and not outcome.missed:
+            result.problems.append(f"{plant.name}: alters no scenario of {path.name}, so proves nothing")
         result.plants.append(outcome)
+    aimed = {p.aims for p in kit}
+    for check in CHECKS:
+        if check not in aimed and check not in UNPROVEN:
+            result.problems.append(f"{check}: no plant aims at it")
     return result
 
 
@@ -362,14 +541,17 @@ def to_text(test: SelfTest) -> str:
     for file, differences in test.baseline.items():
         if differences:
             lines.append(f"  ✗ unplanted, {file} differs: {'; '.join(differences[:3])}")
+    def where(found: dict[str, list[str]]) -> str:
+        return "; ".join(f"{Path(f).name.removesuffix('.yaml')} ({', '.join(checks) or 'nothing differs'})"
+                         for f, checks in found.items())
+
     for outcome in test.plants:
         p = outcome.plant
-        mark = "✗" if outcome.missed else "✓"
-        caught = "; ".join(f"{Path(f).name.removesuffix('.yaml')} ({', '.join(lanes)})"
-                           for f, lanes in outcome.caught.items())
-        lines.append(f"  {mark} [{p.kind}] {p.name}: caught on {caught or 'nothing'}"
-                     + (f"; missed on {', '.join(outcome.missed)}" if outcome.missed else ""))
+        lines.append(f"  {'✓' if outcome.proven else '✗'} [{p.kind}] {p.name} → {p.aims}: caught on "
+                     f"{where(outcome.caught) or 'nothing'}"
+                     + (f"; missed on {where(outcome.missed)}" if outcome.missed else ""))
     lines += [f"  ✗ {problem}" for problem in test.problems]
+    lines += [f"  · {check} not proven: {why}" for check, why in UNPROVEN.items()]
     return "\n".join(lines)
 
 
