@@ -23,6 +23,26 @@ from agent_cards_claude_driver.sandbox import Sandbox, remove_leftovers
 #: again" is another choice)
 DIALOG = "Do you want to proceed?"
 YES_CHOSEN = re.compile(r"❯ (?:\d+\. )?Yes(?!,)")
+#: The dialog card's header, with its place among the dialogs of one reply (``Tool use … 1 of 2``), and the
+#: card's line naming the call (``Agent(<description>)``, alone on its line: the transcript's own lines for
+#: the same call begin with a bullet).
+CARD_HEADER = re.compile(r"^ *Tool use\b(?:.*?(\d+ of \d+))?", re.MULTILINE)
+CARD_CALL = re.compile(r"^ *Agent\((.*)\) *$", re.MULTILINE)
+
+
+def dialog_on(screen: str) -> tuple[str, str] | None:
+    """What the permission dialog on ``screen`` is about: its place among the reply's dialogs (``1 of 2``,
+    empty when it is alone) and the description its card names (empty when it names none); None: no
+    dialog. Parallel calls are asked one dialog after another with no screen between them, so this, not the
+    question alone, tells one dialog from the next."""
+    end = screen.rfind(DIALOG)
+    if end < 0:
+        return None
+    headers = list(CARD_HEADER.finditer(screen, 0, end))
+    start = headers[-1].start() if headers else 0
+    place = (headers[-1].group(1) or "") if headers else ""
+    named = CARD_CALL.findall(screen, start, end)
+    return place, named[-1] if named else ""
 
 
 class Tui:
@@ -219,9 +239,11 @@ class Tui:
             with contextlib.suppress(TimeoutError):
                 self.wait_for(YES_CHOSEN, 10)
             return False
+        answered = dialog_on(screen)
         self.key("Enter" if yes else "Escape")
         gone = time.monotonic() + 2.0
-        while DIALOG in self.screen():
+        # Gone once no dialog about the same call is left: the next call's dialog may follow at once.
+        while answered is not None and dialog_on(self.screen()) == answered:
             if time.monotonic() >= gone:
                 return False
             time.sleep(0.1)

@@ -23,9 +23,10 @@ real engine's or the harness's way of showing the same thing:
   that died: Python's start-up under load is no time the mod could poll in); one a new process raised (after
   a ``resume``) stays at its host's start, which is when the mod's timers run again (seconds after the old
   process left);
-- a call the person's Esc rejected: the model reads the rejection only with the next prompt, so the real
-  answer comes seconds after the Esc that made it; it is read at that Esc (the first after the call), as
-  the fake host writes it, so that a worker its open still counts is one of the launched opens;
+- a call the person's Esc rejected (or their "no" at a dialog, which ends the turn as Esc does, the calls
+  already allowed with it): the model reads the rejection only with the next prompt, so the real answer
+  comes seconds after the key that made it; it is read at that key (the first after the call), as the
+  fake host writes it, so that a worker its open still counts is one of the launched opens;
 - the wrappers cannot see the timeout the session host gives its runs: an open is read as given the mod's
   two minutes (the fake host's transcript checks the timeout itself), so that the spec model can count its
   worker.
@@ -55,7 +56,9 @@ def in_replay_terms(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     """The real transcript as the fake host would write the same events (module docstring)."""
     reloads = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "reload")
     resumes = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "resume")
-    escs = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "esc")
+    # What ends a turn with the engine's rejection: an Esc, or the person's "no" at a dialog.
+    escs = sorted(int(e.get("t", 0)) for e in events if e.get("kind") == "esc" or (
+        e.get("kind") == "permission" and e.get("via") == "dialog" and e.get("outcome") == "deny"))
     called = {e.get("call"): int(e.get("t", 0)) for e in events if e.get("kind") == "call"}
     native = {e.get("call") for e in events if e.get("kind") == "native"}
     taken = {e.get("call"): int(e.get("t", 0)) for e in events

@@ -13,9 +13,9 @@ Where each event comes from:
 |  | a read held for an Esc: its ms from the release, the hold as ``held_ms``) |
 | ``permission`` | the bridge's log: when the mod's ``tool.call`` hook passed the call on beneath it (the check's |
 |  | moment, or for a dialog when the person answered it; not after the step's Esc, when Claude Code |
-|  | checks nothing of the call); its outcome is the |
-|  | person's answer at a dialog, else the run's rules (a hook's deny, a |
-|  | typed deny rule for the call's type), else allow; ``via`` as the fake host names the setting |
+|  | checks nothing of the call); its outcome and ``via``: the answer pressed at the dialog whose card |
+|  | named the call (``dialog``), else the refusal the model got for it (a typed deny rule's: ``rule``; a |
+|  | hook's: ``hook``; an ask with nobody to answer: ``dialog``), else allowed by the mode (``mode``) |
 | ``spawn`` | the bridge's log: the last step of the mod's ``agent.spawn`` dispatch; ``answer`` is ``native`` when |
 |  | Claude Code then ran its own agent, else ``deny`` (the mod took the call) |
 | ``toast`` | the bridge's own log (``AGENT_CARDS_BRIDGE_LOG``): the effects handed back with each step |
@@ -59,10 +59,11 @@ from agent_cards.record import Record, field
 from agent_cards_claude_driver.model_api import text_of
 from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
-from agent_cards_claude_driver.tui import DIALOG, Tui
+from agent_cards_claude_driver.tui import Tui, dialog_on
 from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX, SCREEN_READ_MS
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import MODE_LABELS, OPEN_TIMEOUT_MS, Plan, step_key
+from agent_cards_simulator.host import results
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
@@ -296,8 +297,8 @@ class RealRunner:
         self.with_errands = any(isinstance(s, steps.Errands) for s in self.scenario.steps)
         self.prompts: list[tuple[str, int]] = []  # the person's prompts: the text, the main requests before it
         self._restarts = 0  # continue/resume steps done
-        #: call step number: when the person answered each of its dialogs (the check's outcome), in order
-        self.dialog_answers: dict[int, list[float]] = {}
+        #: call id: when the person answered the dialog whose card named that call, and the answer given
+        self.dialogs: dict[str, tuple[float, bool]] = {}
         self.spawn_file = folder / "spawn.json"  # what the stand-in plugin raises (origin: NAME)
         self.plugin_answers: dict[str, tuple[float, dict[str, Any]]] = {}  # call id: when, what its call gave
         self.git_hold = folder / "git-hold"  # present: the mod's next git read of esc_in_git's argv is held
@@ -762,7 +763,7 @@ class RealRunner:
 
     def _calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
         ids = [c.id for c in step.calls]
-        asks = [self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers]
+        asks = {c.id: self.plan.permission.answers[c.id] for c in step.calls if c.id in self.plan.permission.answers}
         if n in self.plan.esc_in_git:
             if not self.git_release.exists():
                 os.mkfifo(self.git_release)
@@ -775,7 +776,7 @@ class RealRunner:
         tui.wait_idle(60)
 
     def _await_calls(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep, ids: list[str],
-                     asks: list[bool]) -> None:
+                     asks: dict[str, bool]) -> None:
         """Type the step's marker, then answer its dialogs and press its keys until every call is answered
         (or the turn was interrupted, and the screen says so)."""
         tui.type(MARKER.format(n=n))
@@ -803,15 +804,18 @@ class RealRunner:
                 interrupted = True
                 continue
             screen = tui.screen()
-            if DIALOG in screen and asks:
+            dialog = dialog_on(screen)
+            if dialog is not None and asks:
                 # The dialog ignores keys for a moment after it appears (a prompt typed just before it must
-                # not answer it): press until it goes, and only then is this call's answer spent.
-                yes = asks[0]
+                # not answer it): press until it goes, and only then is this call's answer spent. Each dialog
+                # is answered as the plan says for the call its card names.
+                call_id = _asked_call(dialog[1], step.calls, asks)
+                yes = asks[call_id]
                 pressed = time.time()
                 if not tui.answer_dialog(yes, screen):
                     continue
-                self.dialog_answers.setdefault(n, []).append(pressed)
-                asks.pop(0)
+                self.dialogs[call_id] = (pressed, yes)
+                del asks[call_id]
                 interrupted = not yes
                 continue
             if time.monotonic() >= deadline:
@@ -935,11 +939,7 @@ class RealRunner:
                 began.setdefault(key, spawns[key])
         windows = sorted((at, n) for n, at in model.served.items())
         invalid = _refused_as_invalid(model)
-        permission = self.plan.permission
-        via = {"allow": "mode", "deny": "rule", "ask": "dialog"}.get(permission.decision, "hook")
-
-        def via_of(call: steps.ToolCall) -> str:  # with no ask rule, only plan mode's calls ask: the others pass
-            return "mode" if permission.decision == "ask" and call.id not in permission.answers else via
+        refusals = {call_id: refusal_of(result) for call_id, (_, result, _) in model.results().items()}
         out: list[dict[str, Any]] = []
 
         def step_of(at: float) -> int | None:
@@ -957,21 +957,13 @@ class RealRunner:
         for n, times in by_step.items():
             agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
             said_no = False  # a "no" at a dialog ends the turn: the step's later calls are never asked
-            answered = list(self.dialog_answers.get(n, []))
             for call, at in zip(agents, times, strict=False):
                 if said_no or call.id in invalid:
                     continue
-                said_no = permission.decision == "ask" and not permission.answers.get(call.id, True)
-                refused = (permission.decision == "hook-deny"
-                           or (permission.decision == "ask" and not permission.answers.get(call.id, True))
-                           or (permission.decision == "deny"
-                               and f"Agent({call.input.get('subagent_type') or 'general-purpose'})"
-                               in permission.deny_rules))
-                outcome = "deny" if refused else "allow"
-                if via_of(call) == "dialog" and answered:  # decided when the person answered, not when asked
-                    at = max(at, answered.pop(0))  # noqa: PLW2901
-                out.append({"t": ms(at), "kind": "permission", "call": call.id, "outcome": outcome,
-                            "via": via_of(call)})
+                outcome, via, decided = self._checked(call.id, at, refusals.get(call.id))
+                said_no = via == "dialog" and outcome == "deny"
+                out.append({"t": ms(decided), "kind": "permission", "call": call.id, "outcome": outcome,
+                            "via": via})
                 if outcome == "allow":
                     spawning.setdefault(n, []).append(call.id)
         spawn_steps: dict[int, list[float]] = {}
@@ -986,6 +978,18 @@ class RealRunner:
                 out.append({"t": ms(at), "kind": "spawn", "call": call_id,
                             "answer": "native" if call_id in native else "deny"})
         return out
+
+    def _checked(self, call_id: str, passed: float, refusal: str | None) -> tuple[str, str, float]:
+        """A call's permission check as observed, never as planned: the answer the person gave at the dialog
+        whose card named the call (decided when answered, not when asked), else the refusal the engine sent
+        the model for it (a rule's, a hook's, nobody to ask), else allowed by the mode. Outcome, via, when."""
+        dialog = self.dialogs.get(call_id)
+        if dialog is not None:
+            answered_at, yes = dialog
+            return ("allow" if yes else "deny"), "dialog", max(passed, answered_at)
+        if refusal is not None:
+            return "deny", refusal, passed
+        return "allow", "mode", passed
 
     def _notes(self) -> list[dict[str, Any]]:
         """The notes fake-lich's workers were due to bring by the end of the run (lich's clock is the
@@ -1108,6 +1112,38 @@ def _step_of(windows: Sequence[tuple[float, int]], at: float) -> int | None:
         if served <= at:
             found = n
     return found
+
+
+#: The engine's refusals of a call at its permission check, each with what decided it (a ``permission``
+#: event's ``via``): a typed deny rule, a PreToolUse hook's deny, an ask with nobody to answer it.
+_REFUSALS = (
+    (re.compile(r"^Agent type '.*' has been denied by permission rule '.*'"), "rule"),
+    (re.compile("^" + re.escape(results.hook_error(""))), "hook"),
+    (re.compile("^" + re.escape(results.PERMISSION_DENIED_NOBODY)), "dialog"),
+)
+
+
+def refusal_of(result: Mapping[str, Any]) -> str | None:
+    """What refused the call at its permission check, read from the tool result the model got (None: no
+    refusal of the check)."""
+    if not result.get("is_error"):
+        return None
+    text = text_of(result.get("content"))
+    inner = re.fullmatch(r"(?s)<tool_use_error>(.*)</tool_use_error>", text)
+    text = inner.group(1) if inner else text
+    return next((via for pattern, via in _REFUSALS if pattern.match(text)), None)
+
+
+def _asked_call(named: str, calls: Sequence[steps.ToolCall], asks: Mapping[str, bool]) -> str:
+    """The call a dialog asks about: the one still to be answered whose description its card names (a
+    long one may be cut short with an ellipsis), else the first still to be answered."""
+    waiting = [c for c in calls if c.id in asks]
+    cut = named.rstrip("…").rstrip()
+    for call in waiting:
+        description = str(call.input.get("description", ""))
+        if named and (description == named or (named.endswith("…") and description.startswith(cut))):
+            return call.id
+    return waiting[0].id
 
 
 def _refused_as_invalid(model: ConformModel) -> set[str]:

@@ -1,6 +1,7 @@
 """Where the fake host was seen to differ from the real engine, run again in the real Claude Code.
 
-Two Agent calls of one reply with a "no" at the first dialog, a typed deny rule and the plain one go through
+Two Agent calls of one reply with a "no" at the first dialog, and with a "yes" then a "no" (two dialogs in a row
+answered differently), a typed deny rule and the plain one go through
 ``agent-cards conform`` and must conform. A prompt with a NUL cannot be compared lane by lane (the run never
 starts, so no wrapper sees it), so its real run is read directly: the native agent runs, after the mod's
 toast, and lich opens nothing. A module changed while a turn runs is reloaded only once the turn ends, as the
@@ -39,7 +40,9 @@ def _scenario(name: str) -> Scenario:
     return scenarios[0]
 
 
-@pytest.mark.parametrize("name", ["perm/parallel-no", "perm/rule-deny", "perm/rule-deny-plain"])
+#: perm/parallel-yes-no: two dialogs in a row answered differently, each as the plan says for the call its
+#: card names (a driver that took the second dialog for the first one redrawn pressed Yes on both).
+@pytest.mark.parametrize("name", ["perm/parallel-no", "perm/parallel-yes-no", "perm/rule-deny", "perm/rule-deny-plain"])
 def test_the_real_engine_ends_the_turn_and_words_its_rules_as_the_fake_host_does(name: str, claude: Path) -> None:
     result = conform_one(_scenario(name), claude, "")
     print(to_text(result))
