@@ -24,7 +24,7 @@ Where each event comes from:
 | ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
 |  | input: the call's input as the model sent it |
 | ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
-| ``note`` | fake-lich's world after the run: the notes its workers' reports were due to bring, at their time |
+| ``note`` | fake-lich's world after the run: the notes its workers' reports brought within the run, at their time |
 | ``rewind`` | the screen, read with the footer: Claude Code's Rewind panel as it opens and closes |
 | ``esc``, ``reload``, ``mode`` | the runner, when it presses the key, reloads, or starts a mode switch |
 | ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
@@ -992,12 +992,13 @@ class RealRunner:
         return "allow", "mode", passed
 
     def _notes(self) -> list[dict[str, Any]]:
-        """The notes fake-lich's workers were due to bring by the end of the run (lich's clock is the
-        scenario's: its state was made at t=0)."""
+        """The notes fake-lich's workers brought within the run: due by now, when the run has ended (lich's
+        clock is the scenario's: its state was made at t=0). A note due after the run never came."""
         if not (self.state / "world.json").exists():
             return []
+        ended = self.clock.ms(time.time())
         try:
-            notes = transact(str(self.state), lambda state: state.world.notes_due(10 ** 12))
+            notes = transact(str(self.state), lambda state: state.world.notes_due(ended))
         except Exception as error:  # a transcript without notes, said so, rather than no transcript at all
             self.remarks.append(f"fake-lich's notes could not be read: {error}")
             return []

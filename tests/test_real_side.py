@@ -116,3 +116,26 @@ def test_a_rejection_is_read_at_the_no_that_made_it_as_at_an_esc() -> None:
     ]
     [answer] = [e for e in in_replay_terms(events) if e["kind"] == "answer"]
     assert answer["t"] == 900
+
+
+def test_the_notes_are_those_lich_brought_within_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note due after the run's end never came: it is not in the real transcript (once every note ever
+    due was, so a fake host that sent a note late matched a real run that never saw it)."""
+    from types import SimpleNamespace
+
+    from agent_cards_conformance import real
+    from agent_cards_simulator.lich.world import Note
+
+    [scenario], _ = load_all([ROOT / "scenarios" / "report-note.yaml"])
+    runner = RealRunner(plan(scenario, replay(scenario).events), Path("claude"), tmp_path)
+    runner.state.mkdir(parents=True)
+    (runner.state / "world.json").write_text("{}", encoding="utf-8")
+    notes = [Note(30_000, "[lich] in time"), Note(90_000, "[lich] after the run")]
+
+    def due(until: int) -> list[Note]:
+        return [n for n in notes if n.at_ms <= until]
+
+    monkeypatch.setattr(real, "transact", lambda _dir, work: work(SimpleNamespace(world=SimpleNamespace(
+        notes_due=due))))
+    runner.clock.t0 = real.time.time() - 40.0  # the run began 40 s ago and has ended now
+    assert runner._notes() == [{"t": 30_000, "kind": "note", "text": "[lich] in time"}]
