@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,8 @@ class FakeModule:
         self.proc.stdin.close()
         self.lines: list[dict[str, Any]] = []
         self._cond = threading.Condition()
+        self.flowing = threading.Event()  # cleared, the lines the host writes wait unread: a reader far behind
+        self.flowing.set()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self.hello = self.wait_line(lambda m: "hello" in m or "fatal" in m)
@@ -61,6 +63,7 @@ class FakeModule:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
+            self.flowing.wait()
             with self._cond:
                 self.lines.append(json.loads(raw))
                 self._cond.notify_all()
@@ -77,10 +80,11 @@ class FakeModule:
                     raise AssertionError(f"no such line; got {self.lines}")
                 self._cond.wait(left)
 
-    @property
-    def state(self) -> Any:
-        states = [m["state"] for m in self.lines if "state" in m]
-        return states[-1] if states else None
+    def wait_state(self, predicate: Callable[[dict[str, Any]], bool] = bool, timeout: float = 20.0) -> dict[str, Any]:
+        """The last state the host has told that ``predicate`` holds for, waited for: the host writes its state
+        line on its own, so an answer already read says nothing of whether that line has been read yet."""
+        line = self.wait_line(lambda m: isinstance(m.get("state"), dict) and predicate(m["state"]), timeout)
+        return dict(line["state"])
 
     def post(self, body: Any, token: str | None = None, path: str = "/step") -> tuple[int, Any]:
         return self.post_raw(json.dumps(body).encode(), token, path)
@@ -233,9 +237,22 @@ def test_a_general_purpose_call_is_taken_and_counted(modules: list[FakeModule], 
     assert (result["status"], result["agentId"]) == ("async_launched", WORKER)
     assert lich.calls() == [["open", "--kind", "claude", "--subagent", "--prompt", "Fix the auth flow.", "--json"]]
     module.wait_line(lambda m: m.get("invalidate") == "ui.render")
-    assert [w["name"] for w in module.state["workers"]] == [WORKER]
+    assert [w["name"] for w in module.wait_state(lambda s: bool(s.get("workers")))["workers"]] == [WORKER]
     footer = module.dispatch(FOOTER, {"component": "SessionMode", "props": {"modes": []}}, lambda e: e, "ui.render")
     assert footer["value"]["props"]["modes"] == [person_text("footer.workers.one")]
+
+
+def test_a_state_line_read_behind_the_answers_is_waited_for(modules: list[FakeModule], lich: LoggedLich) -> None:
+    """The host answers on its socket and tells its state on stdout: the answer can be read before the state
+    line is, as on a loaded machine. A read of the lines at that moment misses the state; waiting finds it."""
+    module = start(modules, lich)
+    module.wait_state()  # the boot's session.start has been told
+    module.flowing.clear()
+    answer, _ = take(module, agent_e())
+    assert answer["value"]["result"]["agentId"] == WORKER
+    assert not any(m.get("state", {}).get("workers") for m in module.lines)  # what a read without waiting sees
+    module.flowing.set()
+    assert [w["name"] for w in module.wait_state(lambda s: bool(s.get("workers")))["workers"]] == [WORKER]
 
 
 def test_the_spawns_permission_mode_reaches_the_mod_and_plan_mode_stays_native(
@@ -280,8 +297,7 @@ def test_state_survives_a_new_host_and_task_stop_closes_the_worker(
 ) -> None:
     first = start(modules, lich)
     take(first, agent_e())
-    first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
-    kept = first.state
+    kept = first.wait_state(lambda s: bool(s.get("workers")))
     first.proc.kill()  # dies between events
     first.proc.wait()
     second = start(modules, lich, {"state": kept})
@@ -299,8 +315,7 @@ def test_a_host_started_again_ends_the_count_by_its_poll(modules: list[FakeModul
     lich.restart(LichScript(checkout="/x", default_open=OpenScript(report=ReportScript(after_ms=0, text="Done."))))
     first = start(modules, lich)
     take(first, agent_e())
-    first.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
-    kept = first.state
+    kept = first.wait_state(lambda s: bool(s.get("workers")))
     first.proc.kill()  # dies before its own poll
     first.proc.wait()
     assert [c[0] for c in lich.calls()] == ["open"]
@@ -520,8 +535,8 @@ def test_a_reload_keeps_the_count_and_tells_the_model_nothing(
     first.proc.kill()
     first.proc.wait()
     second = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))  # a fresh module: no state handed over
-    second.wait_line(lambda m: bool(m.get("state", {}).get("workers")))
-    assert second.state.get("reported_lost") is None
+    restored = second.wait_state(lambda s: bool(s.get("workers")))  # marked lost, if at all, from its first state
+    assert restored.get("reported_lost") is None
     prompt = second.dispatch(PROMPT, {"text": "go on", "origin": {"kind": "composer"}, "wait": False},
                              lambda e: {"text": e["text"], "context": e.get("context")}, "prompt.submit")
     assert prompt["value"]["context"] is None
@@ -641,7 +656,8 @@ def test_an_open_whose_host_was_killed_is_counted_by_the_next_host_and_task_stop
     _, opening = first.post({"op": "event", "id": "s1", "hook": SPAWN, "e": spawn_e(e),
                              "origin": {"plugin": "engine", "tier": "core"}, "event": "agent.spawn"})
     assert opening["kind"] == "pending" and opening["busy"] == ["lich"]
-    assert [p["key"] for p in first.state["opens"]] == ["toolu_1"]  # kept before the open started
+    kept = first.wait_state(lambda s: bool(s.get("opens")))  # kept before the open started
+    assert [p["key"] for p in kept["opens"]] == ["toolu_1"]
     record = wait_for(lambda: (runs_of(tmp_path) / "toolu_1.run").exists() and runs_of(tmp_path) / "toolu_1.run")
     pid = json.loads(record.read_text())["pid"]
     assert os.getpgid(pid) == pid  # a process group of its own
@@ -676,8 +692,8 @@ def test_an_open_whose_host_died_before_it_began_is_dropped_silently(
     (data / "1836434f-7e3f.json").write_text(json.dumps({"interactive": True, "workers": [], "opens": [pending],
                                                          "owner": str(os.getpid())}))
     host = start(modules, lich, extra=kept_env(tmp_path, os.getpid()))
-    host.wait_line(lambda m: "state" in m and "opens" not in m["state"])
-    assert host.state["workers"] == [] and not any("toast" in m for m in host.lines)
+    dropped = host.wait_state(lambda s: "opens" not in s)
+    assert dropped["workers"] == [] and not any("toast" in m for m in host.lines)
     assert lich.calls() == []
 
 
