@@ -30,7 +30,8 @@ TaskStop goes, what a new process keeps and tells the model), with liveness afte
 every 5 s while a worker is counted, the count back to what lich lists, every call answered within its
 bound. Each replay is checked after every step,
 so a violation names the step where it first held. A violation is shrunk and written to DIR as a
-scenario file that replays and fails for the same reason. Failures found are kept in an example
+scenario file that replays and fails for the same reason, its expectation holding the value the spec
+wants where the mod went wrong, so the file passes once the bug is fixed. Failures found are kept in an example
 database in the user's cache and tried first on the next run. The run prints how often it reached
 each named state (a TaskStop refused then the worker finished, Esc during the base read, ...).
 

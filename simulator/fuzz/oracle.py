@@ -55,8 +55,9 @@ class Disagreement(Value):
     kind: str
     message: str
     index: int = -1
-    #: What a written scenario expects so that its replay fails for this reason (empty: no such event as
-    #: the one at ``index``).
+    #: What a written scenario expects so that its replay fails for this reason: where the spec says what the
+    #: wrong field should have been, that value, so the file passes once the mod is right (empty: no such
+    #: event as the one at ``index``, for what the spec says must not happen at all).
     expect: dict[str, Any] = field(default_factory=dict)
 
 
@@ -319,7 +320,10 @@ class SpecModel:
             # A session host that died while the open ran: the plugin's module denies the call (lich may have the
             # task), and the next host counts the worker the open made, as after Esc: maybe counted, no arm.
             died = any(run["t"] <= t < run["t"] + (run.get("ms") or 0) for _, run in opens for t in self.deaths)
-            quiet = not self._interrupted(call["t"], end) and not died
+            # A call the engine rejected (a "no" at a sibling's dialog ends the turn, as Esc does) is given up
+            # while its open may still run: as after Esc, its worker is maybe counted and its answer has no arm.
+            rejected = answer is not None and answer[1].get("error") == USER_REJECTED
+            quiet = not self._interrupted(call["t"], end) and not died and not rejected
             if (outcome == "deny" or (quiet and not spawned)) and opens:
                 yield Disagreement("oracle-taken", f"the call {call_id} never reached agent.spawn (refused by the "
                                    "permission check or by Claude Code), yet lich open ran for it (PERM-FIRST, "
@@ -333,13 +337,15 @@ class SpecModel:
             for i, run in opens:
                 if isolated and base_at < 0:
                     yield Disagreement("oracle-argv", f"the isolated call {call_id} opened without reading its base "
-                                       "with git branch --show-current (OPEN-BASE)", i)
+                                       "with git branch --show-current (OPEN-BASE)", i,
+                                       {"run": {"t": {"le": run["t"]}, "argv": ["git", "branch", "--show-current"]}})
                 want = self._open_argv(call_id, call["input"], base or "")
                 if isolated and want[want.index("--worktree") + 1].endswith("-"):
                     want[want.index("--worktree") + 1] = run["argv"][want.index("--worktree") + 1]  # no suffix: open
                 if run["argv"] != want or run.get("timeout_ms") != OPEN_MS:
                     yield Disagreement("oracle-argv", f"the call {call_id} opened with {run['argv']!r} "
-                                       f"(timeout {run.get('timeout_ms')}), not {want!r} (timeout {OPEN_MS})", i)
+                                       f"(timeout {run.get('timeout_ms')}), not {want!r} (timeout {OPEN_MS})", i,
+                                       {"run": {"t": run["t"], "argv": want, "timeout_ms": OPEN_MS}})
                     continue
                 yield from self._arm(call_id, call, run, i, answer, quiet)
         for runs in by_prompt.values():  # opens of calls the model does not tell apart: they may count a worker
@@ -386,7 +392,8 @@ class SpecModel:
             self.arms[call_id] = "open-failed"
             if call_id not in self.natives:
                 yield Disagreement("oracle-arm", f"the call {call_id}'s open printed no delivery, so the native "
-                                   f"agent runs (DELIV-OPEN-FAILED), yet it answered {_shown(got)}", answer[0])
+                                   f"agent runs (DELIV-OPEN-FAILED), yet it answered {_shown(got)}", answer[0],
+                                   {"native": {"call": call_id, "tool": "Agent"}})
             return
         if not isinstance(status, str) or not isinstance(name, str):
             return
@@ -394,11 +401,13 @@ class SpecModel:
                else "never" if status in ("unread", "undelivered") else "unknown")
         self.arms[call_id] = status if status in ("pending", "unanswered", "answered") else arm
         wrong = None
+        expect: dict[str, Any] = {}
         if arm == "launched":
             want = {"status": "async_launched", "agentId": name, "description": call["input"].get("description"),
                     "prompt": call["input"]["prompt"], "outputFile": ""}
             if result != want:
                 wrong = f"{json.dumps(want)} (DELIV-PENDING, DELIV-UNANSWERED, RESULT-ASYNC, RESULT-AGENTID)"
+                expect = {"answer": {"call": call_id, "result": _exactly(want, result)}}
         elif arm == "answered":
             keys_ok = ("worktreePath" in result) == isolated == ("worktreeBranch" in result)
             if (result.get("status") != "completed" or result.get("agentId") != name or not keys_ok
@@ -406,11 +415,17 @@ class SpecModel:
                     or (isolated and result.get("worktreeBranch") != branch(description, call_id))):
                 wrong = "completed with the roster name, zero counts, and a worktree only when isolated " \
                         "(DELIV-ANSWERED, RESULT-COMPLETED)"
+                expect = {"answer": {"call": call_id, "result": {
+                    "status": "completed", "agentId": name, "totalTokens": 0, "totalToolUseCount": 0,
+                    "worktreePath": {"absent": not isolated},
+                    "worktreeBranch": branch(description, call_id) if isolated else {"absent": True}}}}
         elif "deny" not in got or call_id in self.natives:
             wrong = "a deny, never the native agent (DELIV-NEVER, DELIV-UNKNOWN)"
+            expect = ({"no native": {"call": call_id, "tool": "Agent"}} if call_id in self.natives
+                      else {"answer": {"call": call_id, "deny": {"absent": False}}})
         if wrong:
             yield Disagreement("oracle-arm", f"the call {call_id}'s open printed delivery {status!r}: it answered "
-                               f"{_shown(got)}, not {wrong}", answer[0])
+                               f"{_shown(got)}, not {wrong}", answer[0], expect)
 
     def _reads(self) -> Iterator[Disagreement]:
         """FOOTER-SHARED-DONE, FOOTER-ISOLATED-DONE, FOOTER-LIST-FAIL: what each sessions read ends."""
@@ -418,7 +433,8 @@ class SpecModel:
             if e["argv"][1:2] != ["sessions"]:
                 continue
             if e["argv"] != [self.lich_bin, "sessions", "--json"]:
-                yield Disagreement("oracle-argv", f"a sessions read at t={e['t']} is {e['argv']!r}", i)
+                yield Disagreement("oracle-argv", f"a sessions read at t={e['t']} is {e['argv']!r}", i,
+                                   {"run": {"t": e["t"], "argv": [self.lich_bin, "sessions", "--json"]}})
             ended = e["t"] + (e.get("ms") or 0)
             self.read_ends[e["t"]] = ended
             # a reload, a new process or the host's death while it ran: what asked is gone, and the next host
@@ -471,7 +487,8 @@ class SpecModel:
                 elif answer is not None and call_id not in self.natives and answer[1].get("error") != USER_REJECTED:
                     # (a call the person's Esc gave up was rejected before Claude Code's own TaskStop ran)
                     yield Disagreement("oracle-stop", f"the TaskStop {call_id} of {task_id!r}, no worker the mod "
-                                       "counts, did not go to Claude Code (STOP-OTHER)", answer[0])
+                                       "counts, did not go to Claude Code (STOP-OTHER)", answer[0],
+                                       {"native": {"call": call_id}})
                 continue
             want = [self.lich_bin, "control", task_id, "abort"] if worker.isolated else [self.lich_bin, "close",
                                                                                             task_id]
@@ -492,7 +509,8 @@ class SpecModel:
             if run["argv"] != want:
                 kind = "isolated" if worker.isolated else "shared"
                 yield Disagreement("oracle-stop", f"the TaskStop {call_id} of the {kind} worker {task_id!r} ran "
-                                   f"{run['argv']!r}, not {want!r} (STOP-SHARED, STOP-ISOLATED)", i)
+                                   f"{run['argv']!r}, not {want!r} (STOP-SHARED, STOP-ISOLATED)", i,
+                                   {"run": {"t": run["t"], "argv": want}})
                 continue
             ended = run["t"] + (run.get("ms") or 0)
             self.stop_runs.append((run["t"], ended))
@@ -503,13 +521,17 @@ class SpecModel:
                                "task_id": task_id, "task_type": "local_agent", "command": worker.description}
                 if answer is not None and not self._interrupted(t, answer[1]["t"]) \
                         and answer[1].get("result") != want_result:
+                    got = answer[1].get("result")
                     yield Disagreement("oracle-stop", f"the TaskStop {call_id} that lich carried out answered "
-                                       f"{_shown(answer[1])}, not {json.dumps(want_result)} (STOP-RESULT)", answer[0])
+                                       f"{_shown(answer[1])}, not {json.dumps(want_result)} (STOP-RESULT)", answer[0],
+                                       {"answer": {"call": call_id, "result": _exactly(
+                                           want_result, got if isinstance(got, dict) else {})}})
             elif code == 1 or error is not None:
                 worker.refused = True  # STOP-REFUSED: the worker still counts
                 if answer is not None and not self._interrupted(t, answer[1]["t"]) and "deny" not in answer[1]:
                     yield Disagreement("oracle-stop", f"the TaskStop {call_id} that lich refused answered "
-                                       f"{_shown(answer[1])}, not a deny (STOP-REFUSED)", answer[0])
+                                       f"{_shown(answer[1])}, not a deny (STOP-REFUSED)", answer[0],
+                                       {"answer": {"call": call_id, "deny": {"absent": False}}})
             else:  # an exit the spec gives no meaning for a stop
                 worker.end(ended, sure=False)
 
@@ -529,12 +551,14 @@ class SpecModel:
             labels = [m for m in lines if _WORKERS.match(m)]
             errands = [m for m in lines if not _WORKERS.match(m)]
             low, high = self.book.bounds(e["t"])
+            # the line alone does not tell these apart from a right footer (it is the first lich mode): the
+            # modes drawn do
             if len(lines) > 1:
                 yield Disagreement("oracle-footer", f"the footer at t={e['t']} shows {len(lines)} lich lines: "
-                                   f"{lines!r} (FOOTER-ERRANDS)", i)
+                                   f"{lines!r} (FOOTER-ERRANDS)", i, {"no footer": {"t": e["t"], "modes": modes}})
             elif errands and labels:
                 yield Disagreement("oracle-footer", f"the footer at t={e['t']} counts workers beside lich's "
-                                   f"errands (FOOTER-ERRANDS)", i)
+                                   f"errands (FOOTER-ERRANDS)", i, {"no footer": {"t": e["t"], "modes": modes}})
             elif labels:
                 found = _WORKERS.match(labels[0])
                 assert found is not None
@@ -580,12 +604,15 @@ class SpecModel:
             context = [c for c in prompt.get("context") or [] if isinstance(c, str)]
             for worker in self.kept(index):
                 told = any(f"agentId {worker.name}" in c for c in context)
+                line = f"agentId {worker.name}"
                 if worker.surely(prompt["t"]) and not told:
                     yield Disagreement("oracle-resume", f"the prompt at t={prompt['t']} after a new process does not "
-                                       f"tell the model that the kept worker {worker.name!r} still runs", j)
+                                       f"tell the model that the kept worker {worker.name!r} still runs", j,
+                                       {"prompt": {"t": prompt["t"], "context": {"contains": line}}})
                 elif not worker.maybe(prompt["t"]) and told:
                     yield Disagreement("oracle-resume", f"the prompt at t={prompt['t']} after a new process tells the "
-                                       f"model that {worker.name!r} still runs, which lich no longer lists", j)
+                                       f"model that {worker.name!r} still runs, which lich no longer lists", j,
+                                       {"prompt": {"t": prompt["t"], "context": {"not": {"contains": line}}}})
 
     def _polls(self) -> Iterator[Disagreement]:
         """FOOTER-POLL: never a read while no worker can be counted; one every 5 s while one surely is."""
@@ -663,11 +690,18 @@ class SpecModel:
             answer = self.answers.get(call_id)
             if answer is not None and answer[1]["t"] - call["t"] > ANSWER_BOUND_MS:
                 yield Disagreement("liveness-answer", f"the call {call_id} made at t={call['t']} was answered at "
-                                   f"t={answer[1]['t']}, past its bound of {ANSWER_BOUND_MS} ms", answer[0])
+                                   f"t={answer[1]['t']}, past its bound of {ANSWER_BOUND_MS} ms", answer[0],
+                                   {"answer": {"call": call_id, "t": {"le": call["t"] + ANSWER_BOUND_MS}}})
 
 
 def _range(low: int, high: int) -> str:
     return str(low) if low == high else f"{low} to {high}"
+
+
+def _exactly(want: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
+    """A matcher of a result that is ``want``: an expectation's mapping ignores keys it does not name, so each
+    key ``got`` had beyond ``want``'s is named absent."""
+    return {**want, **{key: {"absent": True} for key in got if key not in want}}
 
 
 def _shown(answer: dict[str, Any]) -> str:
@@ -686,8 +720,10 @@ def _tool_calls(steps: Sequence[Any]) -> Iterator[Any]:
 
 
 def expectation(disagreement: Disagreement, events: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """What a written scenario expects so that its replay fails for ``disagreement``: its own, or that the
-    event it points at does not happen (its time and the fields that tell it apart)."""
+    """What a written scenario expects so that its replay fails for ``disagreement``: its own (the value the
+    spec wants in the field that was wrong), or that the event it points at does not happen (its time and the
+    fields that tell it apart, the wrong one among them: an event the spec rules out, or a count or a footer
+    line the spec's range does not hold)."""
     if disagreement.expect:
         return dict(disagreement.expect)
     if not 0 <= disagreement.index < len(events):

@@ -7,7 +7,7 @@ function that reads the module's names sees the edit) and puts the module back a
 
 ``python -m agent_cards_simulator.fuzz.plants [--cases N] [--seed S] [NAME ...]`` runs the fuzzer (no
 shrinking) against each plant and prints which it found; the figure the project keeps is at the CI seed
-and case count (``.ci/run``'s fuzz step): 20 of 21 at seed 14 and 3000 cases. ``stop-exits-swapped`` is
+and case count (``.ci/run``'s fuzz step): 23 of 24 at seed 14 and 3000 cases. ``stop-exits-swapped`` is
 not found: the spec gives a stop's exits 2 and 3 no meaning, so the model widens the count there instead
 of saying which way it goes.
 """
@@ -108,6 +108,14 @@ PLANTS: tuple[PlantedBug, ...] = (
     ), "the poll reads while no worker is counted"),
     PlantedBug("open-timeout-60s", "agent_cards.lich_calls", (
         ("OPEN_TIMEOUT_MS = 120_000", "OPEN_TIMEOUT_MS = 60_000"),), "the open given one minute"),
+    PlantedBug("stop-result-without-command", "agent_cards.lich_calls", (
+        ('        "command": worker.description,\n', ""),), "a stopped worker's result without its command"),
+    PlantedBug("refused-stop-read-as-stopped", "agent_cards.lich_calls", (
+        ("    if result.exit_code == 0 or (not worker.shared",
+         "    if result.exit_code in (0, 1) or (not worker.shared"),), "a stop lich refused answered as carried out"),
+    PlantedBug("answered-launched", "agent_cards.delivery", (
+        ('    "answered": Row("completed"),', '    "answered": Row("async"),'),),
+        "an answered delivery answered async"),
     PlantedBug("kept-worker-not-told", "agent_cards.mod", (
         ("        lost = [w for w in state.workers if w.name in state.reported_lost]\n",
          "        lost = [w for w in state.workers if w.name in state.reported_lost][:0]\n"),),
