@@ -81,7 +81,7 @@ def plant(mutant_id: str, module: str, root: Path) -> None:
     sys.meta_path.insert(0, _MutantFinder(_MutantLoader(mutant_id, module, module_path(module, root))))
 
 
-class _Failed:
+class _FailedTests:
     """A pytest plugin that keeps the id of every test (or file, when it fails to collect) that fails, its path
     made relative to the folder pytest runs in (an id is relative to pytest's root folder, which a test
     outside the project has elsewhere), so that the same id runs it again from there."""
@@ -128,7 +128,7 @@ def main(args: list[str]) -> int:
     plant(mutant_id, module, Path(root))
     import pytest
 
-    failed = _Failed()
+    failed = _FailedTests()
     status = int(pytest.main(rest, plugins=[failed]))
     if failed_to is not None:
         failed_to.write_text(json.dumps(list(dict.fromkeys(failed.ids))), encoding="utf-8")
