@@ -14,7 +14,7 @@ from agent_cards_claude_driver.install import CLAUDE_VERSION
 from agent_cards_conformance.compare import (
     CONTEXT_PREFIX,
     NORMALISATIONS,
-    TIME_TOLERANCE,
+    TOLERANCES,
     by_order,
     compare,
     turning_points,
@@ -52,10 +52,11 @@ def test_a_launch_conforms_by_its_agent_id_and_context() -> None:
              "read": LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich."},
             {"t": 1950, "kind": "footer", "line": None}, {"t": 2000, "kind": "footer", "line": "lich: 1 worker"}]
     assert compare(fake, real).conforms
-    for read in (LAUNCH, LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich"):  # missing, or shortened
-        real[1]["read"] = read
-        [difference] = compare(fake, real).differences
-        assert (difference.lane, difference.key) == ("answer", "c1")
+    real[1]["read"] = LAUNCH  # the line is missing
+    assert [(d.lane, d.key, d.check) for d in compare(fake, real).differences] == [("answer", "c1", "answer.context")]
+    real[1]["read"] = LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich"  # shortened: missing, and one never given
+    assert [(d.lane, d.key, d.check) for d in compare(fake, real).differences] == [
+        ("answer", "c1", "answer.context"), ("answer", "context", "answer.context.real")]
     real[1]["read"] = LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich."
     real[1]["result"] = LAUNCH.replace("9f81", "9f82")
     assert [d.why for d in compare(fake, real).differences] == ["another agentId"]
@@ -190,8 +191,60 @@ def test_cause_before_effect_and_each_event_in_time() -> None:
     assert compare(fake, real).conforms
     swapped = [fake[0], fake[2], fake[1], fake[3]]
     assert {d.lane for d in compare(swapped, real).differences} == {"order"}
-    late = [*fake[:3], {**fake[3], "t": 805 + TIME_TOLERANCE[0] + 1000}]
+    late = [*fake[:3], {**fake[3], "t": 805 + TOLERANCES["event"].ms + 1000}]
     assert [(d.lane, d.key) for d in compare(late, real).differences] == [("time", "answer c1")]
+
+
+@pytest.mark.parametrize("ms", [50, 800, 2800, 9000, 60_000])
+def test_a_run_a_fixed_amount_slower_is_seen_whatever_its_length(ms: int) -> None:
+    """A run 1.2 s slower than the engine's differs however long it takes (a share of its length once let a run
+    of 2.8 s or more pass); the start-up a real run pays is within the allowance."""
+    def run(took: int) -> list[dict[str, Any]]:
+        return [{"t": 0, "kind": "run", "argv": ["lich", "open"], "exit": 0, "stdout": "", "stderr": "",
+                 "error": None, "ms": took}]
+    assert compare(run(ms), run(ms + 250)).conforms
+    slower = compare(run(ms + 1200), run(ms)).differences
+    assert [(d.lane, d.check) for d in slower] == [("run", "run.ms")]
+
+
+def test_a_footer_that_changes_seconds_late_is_seen() -> None:
+    """A footer that changes 2.5 s after its cause where the engine's changed at once differs (the event
+    allowance of 3 s let it pass); one a screen read late does not."""
+    def cleared(after: int) -> list[dict[str, Any]]:
+        return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+                {"t": 800, "kind": "answer", "call": "c1", "result": "ok"},
+                {"t": 800 + after, "kind": "footer", "line": "lich: 1 worker"}]
+    assert compare(cleared(0), cleared(400)).conforms
+    late = compare(cleared(2500), cleared(0)).differences
+    assert [(d.lane, d.check) for d in late] == [("time", "time.footer")]
+
+
+def test_a_spawn_is_timed_from_the_same_cause_on_both_sides() -> None:
+    """Esc mid-open: the fake host records the rejection at the Esc, before the spawn ends; the real model reads
+    it only with its next request. An answer is no cause of a spawn, so both sides time it from the check."""
+    fake: list[dict[str, Any]] = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+                                  {"t": 5, "kind": "permission", "call": "c1", "outcome": "allow", "via": "mode"},
+                                  {"t": 2900, "kind": "esc"},
+                                  {"t": 2900, "kind": "answer", "call": "c1", "error": "rejected"},
+                                  {"t": 3005, "kind": "spawn", "call": "c1", "answer": {"deny": "lich took it"}}]
+    # timed from the rejection in the fake (105 ms) and from the check in the real (3300 ms), it once differed
+    real = [{**fake[0]}, {**fake[1], "t": 300}, {**fake[2], "t": 3200}, {**fake[4], "t": 3600, "answer": "deny"},
+            {**fake[3], "t": 9000}]
+    assert not [d for d in compare(fake, real).differences if d.lane == "time"]
+    late = [*real[:3], {**real[3], "t": 3600 + TOLERANCES["event"].ms + 500}, real[4]]
+    assert [(d.lane, d.key) for d in compare(fake, late).differences if d.lane == "time"] == [("time", "spawn c1")]
+
+
+def test_a_toast_is_on_the_side_of_the_answers_the_fake_host_has_it_a_logged_instant_either_way() -> None:
+    """The fake host's order is its own; a log kept to the millisecond may list an answer of the toast's instant on
+    either side of it (a session's journal), but a toast a moment after the answer is on its other side."""
+    fake: list[dict[str, Any]] = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+                                  {"t": 5, "kind": "toast", "text": "lich failed"},
+                                  {"t": 5, "kind": "answer", "call": "c1", "result": "ok"}]
+    same_instant = [fake[0], fake[2], fake[1]]
+    assert not [d for d in compare(fake, same_instant).differences if d.check == "toast.order"]
+    after = [fake[0], fake[2], {**fake[1], "t": 40}]
+    assert [(d.lane, d.check) for d in compare(fake, after).differences] == [("toast", "toast.order")]
 
 
 def test_every_lane_is_compared() -> None:
@@ -1011,14 +1064,12 @@ def test_what_a_plugins_spawn_resolved_to_is_its_answer() -> None:
 def test_a_native_agent_counts_from_its_spawn_with_the_engines_reaction_time() -> None:
     """The real run sees a native agent at its first request, which the engine sends once it built the agent's
     context: seconds after the spawn under load, as a reply takes seconds to reach the hooks."""
-    from agent_cards_conformance.compare import REACTION_TOLERANCE
-
     def events(native_ms: int) -> list[dict[str, Any]]:
         return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
                 {"t": 10, "kind": "spawn", "call": "c1", "answer": "native"},
                 {"t": 10 + native_ms, "kind": "native", "call": "c1", "tool": "Agent", "input": {}}]
-    assert compare(events(0), events(TIME_TOLERANCE[0] + 500)).conforms
-    late = compare(events(0), events(REACTION_TOLERANCE + 500)).differences
+    assert compare(events(0), events(TOLERANCES["event"].ms + 500)).conforms
+    late = compare(events(0), events(TOLERANCES["reaction"].ms + 500)).differences
     assert [(d.lane, d.key) for d in late] == [("time", "native c1")]
 
 
