@@ -131,55 +131,7 @@ def test_a_project_with_its_own_simulator_package_imports_its_own(tmp_path: Path
 
 
 #: Scenario files that fail, each in a way of its own: pytest must fail each, as ``agent-cards replay`` does.
-FAILING = {
-    "variant.yaml": """\
-title: one variant of two fails
-clauses: [OPEN-MODEL]
-steps:
-  - call: {description: Fix the login bug, prompt: Fix it, model: opus}
-variants:
-  - name: right
-    expect: [{run: {argv: {right_after: [--model, opus]}}}]
-  - name: wrong
-    expect: [native]
-""",
-    "expectation.yaml": """\
-title: an expectation fails
-clauses: [TAKE-TYPE]
-steps:
-  - call: {description: Fix the login bug, prompt: Fix it}
-expect:
-  - no run
-""",
-    "check-at.yaml": """\
-title: a check at a virtual time fails while later steps run
-clauses: [FOOTER-COUNT]
-steps:
-  - call: {description: Fix the login bug, prompt: Fix it}
-  - {at: 3000, check: {count: 2}}
-  - until: 4000
-""",
-    "check.yaml": """\
-title: a check step fails
-clauses: [FOOTER-COUNT]
-steps:
-  - call: {description: Fix the login bug, prompt: Fix it}
-  - check: {count: 2}
-""",
-    "distinct.yaml": """\
-title: distinct inside right_after fails on one branch twice
-clauses: [BRANCH-SUFFIX]
-session: {git: main}
-steps:
-  - call: {description: Fix the cache, prompt: p1, isolation: worktree}
-    id: toolu_01AAAA0001
-  - call: {description: Fix the cache, prompt: p2, isolation: worktree}
-    id: toolu_01BBBB0001
-expect:
-  - count: 2
-    run: {argv: {right_after: [--worktree, {valid_branch: true, distinct: true}]}}
-""",
-}
+FAILING = ROOT / "tests" / "fixtures" / "failing-scenarios"
 
 
 def test_pytest_fails_a_scenario_exactly_when_replay_does(tmp_path: Path) -> None:
@@ -188,9 +140,7 @@ def test_pytest_fails_a_scenario_exactly_when_replay_does(tmp_path: Path) -> Non
     ``agent-cards replay`` exits 1 for, and no other."""
     cases = tmp_path / "cases"
     shutil.copytree(ROOT / "scenarios", cases, ignore=shutil.ignore_patterns("__snapshots__"))
-    for name, text in FAILING.items():
-        (cases / "failing").mkdir(exist_ok=True)
-        (cases / "failing" / name).write_text(text, encoding="utf-8")
+    shutil.copytree(FAILING, cases / "failing")
     shutil.copy(cases / "clauses.yaml", cases / "failing" / "clauses.yaml")
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
                                          "agent_cards_scenarios = cases\n", encoding="utf-8")
@@ -205,4 +155,4 @@ def test_pytest_fails_a_scenario_exactly_when_replay_does(tmp_path: Path) -> Non
     assert len(outcomes) == len(verdicts) > 100, done.stdout[-2000:]
     assert {file: outcome == "PASSED" for file, outcome in outcomes.items()} == verdicts
     assert sorted(file for file, passed in verdicts.items() if not passed) == [
-        f"cases/failing/{name}" for name in sorted(FAILING)]
+        f"cases/failing/{file.name}" for file in sorted(FAILING.glob("*.yaml"))]

@@ -17,14 +17,7 @@ import pytest
 from agent_cards_simulator.scenario import pytest_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
-FAILING = """\
-title: an expectation fails
-clauses: [TAKE-TYPE]
-steps:
-  - call: {description: Fix the login bug, prompt: Fix it}
-expect:
-  - no run
-"""
+FAILING = ROOT / "tests" / "fixtures" / "failing-scenarios" / "expectation.yaml"
 
 
 class _Outcomes:
@@ -54,7 +47,7 @@ def test_the_plugin_in_this_process_fails_a_failing_scenario_and_passes_one_that
     cases.mkdir()
     shutil.copy(ROOT / "scenarios" / "clauses.yaml", cases / "clauses.yaml")
     shutil.copy(ROOT / "scenarios" / "deliver" / "pending-shared.yaml", cases / "holds.yaml")
-    (cases / "fails.yaml").write_text(FAILING, encoding="utf-8")
+    shutil.copy(FAILING, cases / "fails.yaml")
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
                                          "agent_cards_scenarios = cases\n", encoding="utf-8")
     pytest_here(tmp_path, monkeypatch, "--snapshot-update")  # every transcript recorded: what is left is the verdict
