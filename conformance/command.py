@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -18,6 +19,7 @@ from agent_cards.arguments import STDIN, CommandParser, interrupted, parse, refu
 from agent_cards.record import Record, Value, field
 from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, check_choice, choice, choose, running_version
 from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
+from agent_cards_conformance.extract import kept
 from agent_cards_conformance.invariants import invariant_differences
 from agent_cards_conformance.plan import missing_programs, plan, why_not
 from agent_cards_simulator.host.claude_code import ENGINE_VERSIONS
@@ -45,7 +47,7 @@ exit status:
 def conform_parser() -> CommandParser:
     parser = CommandParser("agent-cards conform", DESCRIPTION, EXIT)
     parser.usage = ("agent-cards conform [--json] [--jobs N] [--claude VERSION|PATH] [--table FILE] [--keep DIR] "
-                    "FILE|DIR...\n"
+                    "[--evidence FILE] FILE|DIR...\n"
                     "       agent-cards conform [--json] [--table FILE] --from RESULTS.jsonl\n"
                     "       agent-cards conform --self-test")
     parser.add_argument("--json", action="store_true",
@@ -61,6 +63,10 @@ def conform_parser() -> CommandParser:
                         help="keep what each run that differs or failed left (its HOME, the bridge's log, the model's "
                         "requests, each program's argv and output, the last screen) in a private folder of its own "
                         "in DIR, named in the output; a run that conforms leaves nothing")
+    parser.add_argument("--evidence", metavar="FILE",
+                        help="write what each real run saw (the model's requests, the screen's footer, the keys, the "
+                        "programs' logs), one JSON line per scenario, its machine's folders left out: the raw "
+                        "evidence the self-test makes transcripts from again")
     parser.add_argument("--from", dest="saved", metavar="FILE",
                         help="judge again the real transcripts a `conform --json` run wrote against the fake host as "
                         "it is now (each scenario replayed again), without running Claude Code")
@@ -104,6 +110,7 @@ class Result(Record):
     real: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     kept: str = ""  # the folder holding what the real run left (--keep), when it differed or failed
+    evidence: dict[str, Any] | None = None  # what the real run saw, as kept apart from it (--evidence)
 
     @property
     def name(self) -> str:
@@ -169,6 +176,8 @@ def conform_one(scenario: Scenario, claude: Path | None, engine_problem: str, ke
         raise
     else:
         result.real, screen = real.events, real.screen
+        if real.evidence is not None:
+            result.evidence = kept(real.evidence, str(folder))
         judge(scenario, result)
     result.seconds = time.monotonic() - started
     if keep is not None and result.verdict in KEPT_VERDICTS:
@@ -352,17 +361,18 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     paths: list[str] = options.paths
     if options.self_test:
         if (paths or options.saved is not None or options.json or options.table is not None or options.claude
-                or options.keep is not None):
+                or options.keep is not None or options.evidence is not None):
             return _usage("--self-test takes nothing else")
         return _self_test(out)
     as_json, table_file = options.json, options.table
-    if STDIN in paths or STDIN in (options.saved, table_file):
+    if STDIN in paths or STDIN in (options.saved, table_file, options.evidence):
         return _usage("a real run needs its scenario files by name: - (standard input) is not one")
-    if table_file is not None and (problem := refused_output(table_file, force=True)):
-        return _usage(problem)
+    for written in (table_file, options.evidence):
+        if written is not None and (problem := refused_output(written, force=True)):
+            return _usage(problem)
     if options.saved is not None:
-        if paths or options.claude is not None or options.keep is not None:
-            return _usage("--from runs nothing: it takes no scenario files, no --claude and no --keep")
+        if paths or options.claude is not None or options.keep is not None or options.evidence is not None:
+            return _usage("--from runs nothing: it takes no scenario files, no --claude, no --keep and no --evidence")
         return _report(_rejudged(Path(options.saved)), as_json, table_file, out, [])
     if not paths:
         return _usage("name scenario files or folders")
@@ -391,10 +401,16 @@ def main(argv: Sequence[str], *, out: Callable[[str], None] = print) -> int:
     pool = ThreadPoolExecutor(max_workers=options.jobs)
     try:
         futures = [pool.submit(conform_one, unit, claude, engine_problem, keep) for unit in units]
-        for future in futures:
-            result = future.result()
-            results.append(result)
-            out(json.dumps(result.to_json(), ensure_ascii=False) if as_json else to_text(result))
+        with contextlib.ExitStack() as written:
+            evidence = None if options.evidence is None else written.enter_context(
+                open(options.evidence, "w", encoding="utf-8"))
+            for future in futures:
+                result = future.result()
+                results.append(result)
+                out(json.dumps(result.to_json(), ensure_ascii=False) if as_json else to_text(result))
+                if evidence is not None and result.evidence is not None:
+                    evidence.write(json.dumps({"file": result.file, "variant": result.variant,
+                                               "evidence": result.evidence}, ensure_ascii=False) + "\n")
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)  # the runs under way end with their own timeouts
         return interrupted("agent-cards conform", f"{len(results)} of {len(units)} scenarios judged")

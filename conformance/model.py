@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from agent_cards_claude_driver.model_api import Reply, ScriptedModel, TextReply, ToolUse, text_of, tool_results
 from agent_cards_simulator.scenario.steps import ToolCall
@@ -105,16 +105,30 @@ class ConformModel(ScriptedModel):
         return {"task_id": ""}
 
     def results(self) -> dict[str, tuple[float, dict[str, Any], Mapping[str, Any]]]:
-        """Each call id's tool_result as the model first read it (on the main loop, or in the subagent that
-        made the call): (when, the block, the whole request body)."""
-        out: dict[str, tuple[float, dict[str, Any], Mapping[str, Any]]] = {}
-        for request in [*self.main_requests, *self.subagent_requests]:
-            body = request.body if isinstance(request.body, dict) else {}
-            for result in tool_results(body):
-                key = str(result.get("tool_use_id"))
-                if key not in out:
-                    out[key] = (request.time, result, body)
-        return out
+        return first_results([*self.main_requests, *self.subagent_requests])
 
 
-__all__ = ["MARKER", "ConformModel", "Reply", "agent_id_in"]
+class Timed(Protocol):
+    """A request the model got: when, and its body."""
+
+    @property
+    def time(self) -> float: ...
+
+    @property
+    def body(self) -> Any: ...
+
+
+def first_results(requests: Iterable[Timed]) -> dict[str, tuple[float, dict[str, Any], Mapping[str, Any]]]:
+    """Each call id's tool_result as the model first read it (on the main loop, or in the subagent that made the
+    call), from its requests main ones first: (when, the block, the whole request body)."""
+    out: dict[str, tuple[float, dict[str, Any], Mapping[str, Any]]] = {}
+    for request in requests:
+        body = request.body if isinstance(request.body, dict) else {}
+        for result in tool_results(body):
+            key = str(result.get("tool_use_id"))
+            if key not in out:
+                out[key] = (request.time, result, body)
+    return out
+
+
+__all__ = ["MARKER", "ConformModel", "Reply", "Timed", "agent_id_in", "first_results"]

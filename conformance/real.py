@@ -1,38 +1,9 @@
 """One scenario in the real Claude Code: the interactive screen under tmux, the plugin's bridged module,
 the scripted model, fake-lich in real time; out comes a transcript in the replay's JSON contract.
 
-Where each event comes from:
-
-| kind | source |
-|---|---|
-| ``session.start`` | the session host's stdin (each host the module starts is handed the events it answered) |
-| ``call`` | the scripted model: when it sent the step's calls (a plugin's: when the stand-in plugin was handed it) |
-| ``answer`` | the model's next requests: each call's ``tool_result`` (and the text around it, for ``context``); a |
-|  | subagent's call: that agent's next request; a plugin's: what its ``$.agent.call`` resolved to |
-| ``run`` | wrappers around ``fake-lich`` and ``git`` logging argv, output, exit and times (git: the mod's runs only; |
-|  | a read held for an Esc: its ms from the release, the hold as ``held_ms``) |
-| ``permission`` | the bridge's log: when the mod's ``tool.call`` hook passed the call on beneath it (the check's |
-|  | moment, or for a dialog when the person answered it; not after the step's Esc, when Claude Code |
-|  | checks nothing of the call); its outcome and ``via``: the answer pressed at the dialog whose card |
-|  | named the call (``dialog``), else the refusal the model got for it (a typed deny rule's: ``rule``; a |
-|  | hook's: ``hook``; an ask with nobody to answer: ``dialog``), else allowed by the mode (``mode``) |
-| ``spawn`` | the bridge's log: the last step of the mod's ``agent.spawn`` dispatch; ``answer`` is ``native`` when |
-|  | Claude Code then ran its own agent, else ``deny`` (the mod took the call) |
-| ``toast`` | the bridge's own log (``AGENT_CARDS_BRIDGE_LOG``): the effects handed back with each step |
-| ``footer`` | the screen, read every 0.2 s (``SCREEN_READ_MS``) until before the last ``/exit``: the ``lich: …`` |
-|  | line as it changes |
-| ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
-|  | input: the call's input as the model sent it |
-| ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
-| ``note`` | fake-lich's world after the run: the notes its workers' reports brought within the run, at their time |
-| ``rewind`` | the screen, read with the footer: Claude Code's Rewind panel as it opens and closes |
-| ``esc``, ``reload``, ``mode`` | the runner, when it presses the key, reloads, or starts a mode switch |
-| ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
-| ``host.start`` | a session host the module started by itself (its stdin carries no ``session.start``) |
-
-Hook dispatches carry no call id in the bridge's log: each is given to the calls of the step it falls in,
-in the calls' order (the k-th check of a step is the k-th Agent call's; the k-th spawn is the k-th
-spawning call's), which keeps each call's check before its spawn whenever the real engine did.
+What the run gathers is kept as :class:`~agent_cards_conformance.extract.Evidence`, and the transcript is made
+from it by :mod:`.extract` (which says where each event comes from), as the self-test makes it from kept
+evidence.
 
 Times are real ms since the scenario's t=0: the moment the first step began (for a call step, when the
 model sent its calls). Every wait is on the screen, the model's requests or a deadline of the scenario's
@@ -56,14 +27,14 @@ from typing import Any
 
 import agent_cards
 from agent_cards.record import Record, field
-from agent_cards_claude_driver.model_api import text_of
+from agent_cards_claude_driver.model_api import RecordedRequest
 from agent_cards_claude_driver.runs import run_print
 from agent_cards_claude_driver.sandbox import Sandbox
 from agent_cards_claude_driver.tui import Tui, dialog_on
-from agent_cards_conformance.compare import PROMPT_CONTEXT_PREFIX, SCREEN_READ_MS
+from agent_cards_conformance.compare import SCREEN_READ_MS
+from agent_cards_conformance.extract import Evidence, Extractor, Request, RunRecord, last_user_text
 from agent_cards_conformance.model import MARKER, ConformModel
 from agent_cards_conformance.plan import MODE_LABELS, OPEN_TIMEOUT_MS, Plan, step_key
-from agent_cards_simulator.host import results
 from agent_cards_simulator.lich.install import fake_lich_program
 from agent_cards_simulator.lich.program import CALLS_ENV, create_state, transact
 from agent_cards_simulator.scenario import steps
@@ -88,10 +59,6 @@ MODE_ON = re.compile(r"\b(?:\w+ mode|accept edits|bypass permissions) on\b")
 STATUS_ROW = re.compile(r"mode on|edits on|for shortcuts|to cycle")
 #: Claude Code's Rewind panel (Esc twice at the idle prompt): its line under the title, in either wording.
 REWIND_PANEL = re.compile(r"Restore the (?:code and/or )?conversation to the point before")
-#: How Claude Code's refusal of a tool input its schema rejects begins.
-INVALID_INPUT = "<tool_use_error>InputValidationError: "
-#: The module's hooks by number, as its ``register`` lists them (the bridge's log names them so).
-AGENT_HOOK, SPAWN_HOOK = 1, 3
 STEP_TIMEOUT_S = 90.0
 MODE_PRESSES = 6  # more than the permission modes Shift+Tab cycles through
 RELOAD_SEEN_S = 15.0  # how long a changed module may take to start its host before the command is typed
@@ -216,6 +183,7 @@ class RealRun(Record):
     events: list[dict[str, Any]]
     screen: str = ""
     remarks: list[str] = field(default_factory=list)
+    evidence: Evidence | None = None  # what the run saw, which the transcript was made from
 
 
 class _WallClock:
@@ -451,7 +419,8 @@ class RealRunner:
             self._project(sandbox)
             if self.plan.printed:
                 screen = self._printed(sandbox, plugins, model, git_bin)
-                return RealRun(self._events(model, [], sandbox), screen, self.remarks)
+                events, evidence = self._transcript(model, [], sandbox)
+                return RealRun(events, screen, self.remarks, evidence)
             self._tui_args = (sandbox, plugins, model, self._env(git_bin))
             with self._tui() as first, contextlib.ExitStack() as self._later:
                 if self.plan.mode is not None:
@@ -470,11 +439,11 @@ class RealRunner:
                     watcher.join(5)
                 with contextlib.suppress(TimeoutError, AssertionError):
                     tui.exit()
-                events = self._events(model, watcher.footers, sandbox, watcher.panels)
+                events, evidence = self._transcript(model, watcher.footers, sandbox, watcher.panels)
         finally:
             model.close()
             sandbox.cleanup()
-        return RealRun(events, screen, self.remarks)
+        return RealRun(events, screen, self.remarks, evidence)
 
     def _printed(self, sandbox: Sandbox, plugins: Sequence[Path], model: ConformModel, git_bin: Path) -> str:
         """A non-interactive session: ``claude -p`` with the one step's marker as its prompt. Nobody is there
@@ -687,7 +656,7 @@ class RealRunner:
         asked = len(model.main_requests)
         self.prompts.append((text, asked))
         tui.type(text)
-        if not model.wait_until(lambda m: any(text in _last_user_text(r.body)
+        if not model.wait_until(lambda m: any(text in last_user_text(r.body)
                                               for r in m.main_requests[asked:]), STEP_TIMEOUT_S):
             raise TimeoutError(f"the model was never asked with the prompt {text!r}:\n{tui.screen()}")
         tui.wait_idle(60)
@@ -851,193 +820,51 @@ class RealRunner:
 
     # -- the transcript -------------------------------------------------------------------------------
 
-    def _events(self, model: ConformModel, footers: Sequence[tuple[float, str | None]],
-                sandbox: Sandbox, panels: Sequence[tuple[float, bool]] = ()) -> list[dict[str, Any]]:
-        ms = self.clock.ms
-        events: list[dict[str, Any]] = []
+    def _transcript(self, model: ConformModel, footers: Sequence[tuple[float, str | None]], sandbox: Sandbox,
+                    panels: Sequence[tuple[float, bool]] = ()) -> tuple[list[dict[str, Any]], Evidence]:
+        """The run's transcript, made from the evidence it gathered (as the self-test makes it from kept evidence)."""
+        evidence = self._evidence(model, footers, sandbox, panels)
+        return Extractor(self.scenario, evidence).events(), evidence
+
+    def _evidence(self, model: ConformModel, footers: Sequence[tuple[float, str | None]], sandbox: Sandbox,
+                  panels: Sequence[tuple[float, bool]] = ()) -> Evidence:
+        """What the run saw, as the programs showed it: read from the model, the screen's watcher, the runner's
+        own record and the files the wrappers, the session hosts, the bridge and fake-lich left."""
+        virtual_lich = self.scenario.env.get("LICH_BIN") or "lich"
+        return Evidence(
+            t0=self.clock.t0 or time.time(),
+            paths=[(str(self.lich_bin), virtual_lich), (str(self.folder / "no-lich"), virtual_lich),
+                   (str(sandbox.project), self.scenario.session.cwd)],
+            main=[_request(r) for r in model.main_requests],
+            subagent=[_request(r) for r in model.subagent_requests],
+            served=dict(model.served), sent={n: [dict(c) for c in calls] for n, calls in model.sent.items()},
+            footers=list(footers), panels=list(panels), marks=[dict(m) for m in self.marks],
+            dialogs=dict(self.dialogs), prompts=list(self.prompts), plugin_answers=dict(self.plugin_answers),
+            boots=self._boots(), runs=self._run_records(), bridge=self._bridge_log(), notes=self._notes(),
+            ended=time.time(),
+        )
+
+    def _boots(self) -> list[tuple[float, dict[str, Any]]]:
+        """Each session host's start file: when it was written, and what it holds."""
+        out = []
         for boot in sorted(self.boots.glob("boot.*")):
             with contextlib.suppress(OSError, ValueError):
-                data = json.loads(boot.read_text(encoding="utf-8") or "{}")
-                given = data.get("events") or []
-                if not any(item.get("event") == "session.start" for item in given):  # the module's own restart
-                    events.append({"t": ms(boot.stat().st_mtime), "kind": "host.start"})
-                for item in given:
-                    if item.get("event") == "session.start":
-                        e = item.get("e") or {}
-                        events.append({"t": ms(boot.stat().st_mtime), "kind": "session.start",
-                                       "interactive": bool(e.get("isInteractive", True))})
-        for n, sent in model.sent.items():
-            for call in sent:
-                events.append({"t": ms(model.served[n]), "kind": "call", **call})
-        for call_id, (at, result, body) in model.results().items():
-            events.append({"t": ms(at), "kind": "answer", "call": call_id, **self._answer(result, body)})
-        for call_id, (at, given) in self.plugin_answers.items():
-            events.append({"t": ms(at), "kind": "answer", "call": call_id, **_spawned(given)})
-        events += self._runs(ms)
-        for line in self._bridge_log():
-            for effect in line.get("effects") or []:
-                if isinstance(effect, dict) and "toast" in effect:
-                    events.append({"t": ms(float(line.get("t") or 0)), "kind": "toast", "text": effect["toast"]})
-        for at, footer in footers:
-            events.append({"t": ms(at), "kind": "footer", "line": footer})
-        events += [{"t": ms(at), "kind": "rewind", "open": shown} for at, shown in panels]
-        prompts = {str(c.input.get("prompt")): c.id for calls in self.call_steps.values() for c in calls
-                   if c.tool == "Agent"}
-        seen: set[str] = set()
-        for request in model.subagent_requests:
-            body = request.body if isinstance(request.body, dict) else {}
-            first = next((m for m in body.get("messages") or [] if m.get("role") == "user"), None)
-            task = text_of(first.get("content")) if first else ""
-            matching = sorted((p for p in prompts if p and p in task), key=len)  # the longest: a short prompt
-            call_id = prompts[matching[-1]] if matching else ""                # may sit inside a long one
-            if call_id and call_id not in seen:
-                seen.add(call_id)
-                made = next((c for made_calls in model.sent.values() for c in made_calls if c["call"] == call_id),
-                            None)
-                events.append({"t": ms(request.time), "kind": "native", "call": call_id, "tool": "Agent",
-                               "input": dict(made["input"]) if made else {}, "task": task})
-        events += self._prompt_events(model, ms)
-        events += self._checks_and_spawns(model, ms, seen)
-        events += self._notes()
-        for mark in self.marks:
-            events.append({"t": ms(mark["at"]), **{k: v for k, v in mark.items() if k != "at"}})
-        events.sort(key=lambda e: e["t"])
-        return [self._virtual_paths(e, sandbox) for e in events]
-
-    def _prompt_events(self, model: ConformModel, ms: Callable[[float], int]) -> list[dict[str, Any]]:
-        """Each prompt the person typed, with what the model read beside it: the task notifications and the
-        prompt.submit hooks' context lines, each taken out of the <system-reminder> Claude Code wraps it in."""
-        out: list[dict[str, Any]] = []
-        for text, asked in self.prompts:
-            request = next((r for r in model.main_requests[asked:] if text in _last_user_text(r.body)), None)
-            if request is None:
-                continue
-            notifications, context = beside_prompt(_last_user_text(request.body))
-            out.append({"t": ms(request.time), "kind": "prompt", "text": text, "notifications": notifications,
-                        "context": context})
+                out.append((boot.stat().st_mtime, json.loads(boot.read_text(encoding="utf-8") or "{}")))
         return out
 
-    def _checks_and_spawns(self, model: ConformModel, ms: Callable[[float], int],
-                           native: set[str]) -> list[dict[str, Any]]:
-        """``permission`` and ``spawn`` from the bridge's log, each given to the calls of its step in order."""
-        passed: dict[str, float] = {}  # tool.call dispatch (Agent): when its hook passed the call on
-        spawns: dict[str, float] = {}  # agent.spawn dispatch: when it ended
-        began: dict[str, float] = {}  # agent.spawn dispatch: when it began (the step it belongs to)
-        hook_of: dict[str, Any] = {}
-        latest: dict[str, str] = {}  # the module's dispatch id: the latest dispatch of that id (a reloaded
-        for line in self._bridge_log():  # module numbers its dispatches from 1 again)
-            given = str(line.get("id"))
-            if line.get("op") == "event":
-                latest[given] = f"{given}#{len(hook_of)}"
-                hook_of[latest[given]] = line.get("hook")
-            key = latest.get(given, given)
-            hook = hook_of.get(key)
-            if hook == AGENT_HOOK and line.get("kind") == "next" and key not in passed:
-                passed[key] = float(line.get("t") or 0)
-            elif hook == SPAWN_HOOK:  # its last step: where it ended (or where the engine gave up on it)
-                spawns[key] = float(line.get("t") or 0)
-                began.setdefault(key, spawns[key])
-        windows = sorted((at, n) for n, at in model.served.items())
-        invalid = _refused_as_invalid(model)
-        refusals = {call_id: refusal_of(result) for call_id, (_, result, _) in model.results().items()}
-        out: list[dict[str, Any]] = []
-
-        def step_of(at: float) -> int | None:
-            return _step_of(windows, at)
-
-        escs = [float(m["at"]) for m in self.marks if m["kind"] == "esc"]
-        by_step: dict[int, list[float]] = {}
-        for at in sorted(passed.values()):
-            n = step_of(at)
-            # A call passed on after the step's Esc is no check: Claude Code ended the call's turn at the Esc
-            # and checks nothing of it (the mod's hook only went on with its signal aborted).
-            if n is not None and not any(model.served[n] <= esc <= at for esc in escs):
-                by_step.setdefault(n, []).append(at)
-        spawning: dict[int, list[str]] = {}
-        for n, times in by_step.items():
-            agents = [c for c in self.call_steps.get(n, ()) if c.tool == "Agent"]
-            said_no = False  # a "no" at a dialog ends the turn: the step's later calls are never asked
-            for call, at in zip(agents, times, strict=False):
-                if said_no or call.id in invalid:
-                    continue
-                outcome, via, decided = self._checked(call.id, at, refusals.get(call.id))
-                said_no = via == "dialog" and outcome == "deny"
-                out.append({"t": ms(decided), "kind": "permission", "call": call.id, "outcome": outcome,
-                            "via": via})
-                if outcome == "allow":
-                    spawning.setdefault(n, []).append(call.id)
-        spawn_steps: dict[int, list[float]] = {}
-        for key, at in sorted(spawns.items(), key=lambda item: began[item[0]]):
-            # The step a spawn began in: one that began earlier and ended late (the engine resuming a native
-            # agent to tell it its own agent finished, which no call of the step raised) is not this step's.
-            n = step_of(began[key])
-            if n is not None:
-                spawn_steps.setdefault(n, []).append(at)
-        for n, times in spawn_steps.items():
-            for call_id, at in zip(spawning.get(n, []), times, strict=False):
-                out.append({"t": ms(at), "kind": "spawn", "call": call_id,
-                            "answer": "native" if call_id in native else "deny"})
-        return out
-
-    def _checked(self, call_id: str, passed: float, refusal: str | None) -> tuple[str, str, float]:
-        """A call's permission check as observed, never as planned: the answer the person gave at the dialog
-        whose card named the call (decided when answered, not when asked), else the refusal the engine sent
-        the model for it (a rule's, a hook's, nobody to ask), else allowed by the mode. Outcome, via, when."""
-        dialog = self.dialogs.get(call_id)
-        if dialog is not None:
-            answered_at, yes = dialog
-            return ("allow" if yes else "deny"), "dialog", max(passed, answered_at)
-        if refusal is not None:
-            return "deny", refusal, passed
-        return "allow", "mode", passed
-
-    def _notes(self) -> list[dict[str, Any]]:
-        """The notes fake-lich's workers brought within the run: due by now, when the run has ended (lich's
-        clock is the scenario's: its state was made at t=0). A note due after the run never came."""
-        if not (self.state / "world.json").exists():
-            return []
-        ended = self.clock.ms(time.time())
-        try:
-            notes = transact(str(self.state), lambda state: state.world.notes_due(ended))
-        except Exception as error:  # a transcript without notes, said so, rather than no transcript at all
-            self.remarks.append(f"fake-lich's notes could not be read: {error}")
-            return []
-        return [{"t": note.at_ms, "kind": "note", "text": note.text} for note in notes]
-
-    def _answer(self, result: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
-        text = text_of(result.get("content"))
-        out: dict[str, Any] = {}
-        if result.get("is_error"):
-            inner = re.fullmatch(r"(?s)<tool_use_error>(.*)</tool_use_error>", text)
-            out["deny" if inner else "error"] = inner.group(1) if inner else text
-        else:
-            try:
-                out["result"] = json.loads(text)
-            except ValueError:
-                out["result"] = text
-        out["read"] = _after_result(body, str(result.get("tool_use_id")))
-        return out
-
-    def _runs(self, ms: Callable[[float], int]) -> list[dict[str, Any]]:
+    def _run_records(self) -> list[RunRecord]:
+        """What the wrappers logged of each run, lich's and then git's, in the order they started."""
         out = []
-        for folder, program in (("lich", self.scenario.env.get("LICH_BIN") or "lich"), ("git", "git")):
-            for argv_file in sorted((self.runs / folder).glob("*.argv")):
+        for program in ("lich", "git"):
+            for argv_file in sorted((self.runs / program).glob("*.argv")):
                 stem = argv_file.with_suffix("")
-                started = int(stem.name.split("-")[0]) / 1e9
-                argv = argv_file.read_text(encoding="utf-8").split("\x1f")[:-1]
-                run: dict[str, Any] = {"t": ms(started), "kind": "run", "argv": [program, *argv]}
-                rc = stem.with_suffix(".rc")
-                output = {"stdout": _read(stem.with_suffix(".out")), "stderr": _read(stem.with_suffix(".err"))}
                 released = _read(stem.with_suffix(".held")).strip()
-                if released.isdigit():  # held until the Esc was taken: the run itself began at the release
-                    run["held_ms"] = round((int(released) / 1e9 - started) * 1000)
-                if rc.exists():
-                    code, ended = rc.read_text(encoding="utf-8").split()
-                    began = int(released) / 1e9 if released.isdigit() else started
-                    run.update(exit=int(code), **output, error=None, ms=round((int(ended) / 1e9 - began) * 1000))
-                else:
-                    run.update(exit=None, **output, error="cut off before it exited")
-                out.append(run)
+                rc = _read(stem.with_suffix(".rc")).split()
+                out.append(RunRecord(
+                    program, int(stem.name.split("-")[0]), argv_file.read_text(encoding="utf-8").split("\x1f")[:-1],
+                    _read(stem.with_suffix(".out")), _read(stem.with_suffix(".err")),
+                    int(released) if released.isdigit() else None,
+                    (int(rc[0]), int(rc[1])) if len(rc) == 2 else None))
         return out
 
     def _bridge_log(self) -> list[dict[str, Any]]:
@@ -1049,46 +876,23 @@ class RealRunner:
                 lines.append(json.loads(raw))
         return lines
 
-    def _virtual_paths(self, event: dict[str, Any], sandbox: Sandbox) -> dict[str, Any]:
-        """The real run's paths read as the scenario's virtual ones (lich's binary, the project)."""
-        pairs = [(str(self.lich_bin), self.scenario.env.get("LICH_BIN") or "lich"),
-                 (str(self.folder / "no-lich"), self.scenario.env.get("LICH_BIN") or "lich"),
-                 (str(sandbox.project), self.scenario.session.cwd)]
-        text = json.dumps(event, ensure_ascii=False)
-        for real, virtual in pairs:
-            text = text.replace(json.dumps(real)[1:-1], json.dumps(virtual)[1:-1])
-        result: dict[str, Any] = json.loads(text)
-        if result.get("kind") == "toast":
-            cut = cut_path(str(result.get("text")), pairs)
-            if cut is not None:
-                result.update(text=cut, cut_path=True)
-        return result
+    def _notes(self) -> list[tuple[int, str]]:
+        """Every note fake-lich's workers had due after the run, with its time (the transcript keeps those due
+        within the run)."""
+        if not (self.state / "world.json").exists():
+            return []
+        try:
+            notes = transact(str(self.state), lambda state: state.world.notes_due(10 ** 12))
+        except Exception as error:  # a transcript without notes, said so, rather than no transcript at all
+            self.remarks.append(f"fake-lich's notes could not be read: {error}")
+            return []
+        return [(note.at_ms, note.text) for note in notes]
 
 
-def _spawned(given: Mapping[str, Any]) -> dict[str, Any]:
-    """What a plugin's Agent call resolved to, as an answer: a deny, an error, or the tool's result (its text,
-    as the model would read it)."""
-    if "error" in given:
-        return {"error": str(given["error"])}
-    value = given.get("value")
-    if isinstance(value, Mapping) and isinstance(value.get("deny"), str):
-        return {"deny": value["deny"]}
-    if isinstance(value, Mapping) and isinstance(value.get("text"), str):
-        return {"result": value["text"]}
-    return {"result": value}
-
-
-def cut_path(toast: str, pairs: Sequence[tuple[str, str]]) -> str | None:
-    """A toast the box cut within a real path (``…/lic…``): its text up to the cut, the path read whole as its
-    virtual one (normalisation ``paths``); None when no real path was cut."""
-    if not toast.endswith("…"):
-        return None
-    body = toast[:-1]
-    for real, virtual in pairs:
-        for size in range(len(real) - 1, 0, -1):
-            if body.endswith(real[:size]) and real[:size].count("/") > 1:
-                return body[:-size] + virtual + "…"
-    return None if not any(virtual in body for _, virtual in pairs) else toast
+def _request(request: RecordedRequest) -> Request:
+    """A request as evidence keeps it: its time and conversation (Claude Code's system prompt and tools aside)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    return Request(request.time, {"messages": body.get("messages") or []})
 
 
 def mode_label(screen: str) -> str | None:
@@ -1106,35 +910,6 @@ def in_mode(screen: str, mode: str) -> bool:
     return DEFAULT_MODE_LABEL in screen or MODE_ON.search(screen) is None
 
 
-def _step_of(windows: Sequence[tuple[float, int]], at: float) -> int | None:
-    """The step whose model reply was served last at or before ``at`` (``windows``: when each was served)."""
-    found = None
-    for served, n in windows:
-        if served <= at:
-            found = n
-    return found
-
-
-#: The engine's refusals of a call at its permission check, each with what decided it (a ``permission``
-#: event's ``via``): a typed deny rule, a PreToolUse hook's deny, an ask with nobody to answer it.
-_REFUSALS = (
-    (re.compile(r"^Agent type '.*' has been denied by permission rule '.*'"), "rule"),
-    (re.compile("^" + re.escape(results.hook_error(""))), "hook"),
-    (re.compile("^" + re.escape(results.PERMISSION_DENIED_NOBODY)), "dialog"),
-)
-
-
-def refusal_of(result: Mapping[str, Any]) -> str | None:
-    """What refused the call at its permission check, read from the tool result the model got (None: no
-    refusal of the check)."""
-    if not result.get("is_error"):
-        return None
-    text = text_of(result.get("content"))
-    inner = re.fullmatch(r"(?s)<tool_use_error>(.*)</tool_use_error>", text)
-    text = inner.group(1) if inner else text
-    return next((via for pattern, via in _REFUSALS if pattern.match(text)), None)
-
-
 def _asked_call(named: str, calls: Sequence[steps.ToolCall], asks: Mapping[str, bool]) -> str:
     """The call a dialog asks about: the one still to be answered whose description its card names (a
     long one may be cut short with an ellipsis), else the first still to be answered."""
@@ -1147,53 +922,11 @@ def _asked_call(named: str, calls: Sequence[steps.ToolCall], asks: Mapping[str, 
     return waiting[0].id
 
 
-def _refused_as_invalid(model: ConformModel) -> set[str]:
-    """The calls Claude Code refused as invalid input. It checks the tool's input against its schema beneath
-    the hooks and before it asks for the permission: such a call was passed on by the hook, and no permission
-    was checked."""
-    return {call_id for call_id, (_, result, _) in model.results().items()
-            if result.get("is_error") and text_of(result.get("content")).startswith(INVALID_INPUT)}
-
-
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-
-
-def _after_result(body: Mapping[str, Any], call_id: str) -> str:
-    """All text the model read from a call's tool_result on (what a hook's context would be among)."""
-    parts: list[str] = []
-    found = False
-    for message in body.get("messages") or []:
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
-        for block in blocks:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
-                found = True
-            if found:
-                parts.append(text_of([block]))
-    return "\n".join(parts)
-
-
-def beside_prompt(read: str) -> tuple[list[str], list[str]]:
-    """What a prompt's message carries beside the prompt (normalisation ``prompt``): the task notifications, and
-    the prompt.submit hooks' context lines, each out of the <system-reminder> it came in."""
-    notifications = re.findall(r"(?s)<task-notification>.*?</task-notification>", read)
-    context = [line[len(PROMPT_CONTEXT_PREFIX):] for line in read.split("\n") if line.startswith(PROMPT_CONTEXT_PREFIX)]
-    return notifications, context
-
-
-def _last_user_text(body: Any) -> str:
-    """The text of a request's last user message (what the person's prompt came with)."""
-    messages = [m for m in (body.get("messages") or []) if isinstance(m, dict)] if isinstance(body, dict) else []
-    users = [m for m in messages if m.get("role") == "user"]
-    return text_of(users[-1].get("content")) if users else ""
 
 
 def _mode_moved(tui: Tui, label: str | None) -> Callable[[], bool]:

@@ -7,6 +7,10 @@ fake host as it is must conform on every scenario of the fixture; each plant run
 wherever its replay differs from the unplanted one, the check it aims at must differ. A plant that alters no
 scenario proves nothing and fails; a check no plant aims at fails unless :data:`UNPROVEN` says why the fixture
 cannot show it. No real run is needed: each scenario is replayed (virtual time, in process) and compared again.
+
+The real side proves itself too: the raw evidence of the same real runs (:data:`EVIDENCE`, what each run saw,
+as ``agent-cards conform --evidence`` keeps it) is made into transcripts again by the code a real run uses
+(:mod:`.extract`), and each must be the saved one: an extraction blind to anything it once read fails here.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from unittest import mock
 
 from agent_cards.record import Record, Value, field, replace
 from agent_cards_conformance.compare import CHECKS, Comparison, compare, task_of
+from agent_cards_conformance.extract import MACHINE_PATH, Evidence, Extractor
 from agent_cards_conformance.plan import missing_programs
 from agent_cards_simulator.host import claude_code, results
 from agent_cards_simulator.host.claude_code import FakeClaudeCode
@@ -34,6 +39,8 @@ from agent_cards_simulator.transcript import Transcript
 
 #: The real transcripts the kit is judged against (one ``conform --json`` line per scenario, trimmed).
 FIXTURE = Path(__file__).resolve().parent / "selftest-real.jsonl"
+#: What the same real runs saw, kept (``agent-cards conform --evidence``): the fixture is made from it again.
+EVIDENCE = Path(__file__).resolve().parent / "selftest-evidence.jsonl"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -448,10 +455,13 @@ class SelfTest(Record):
     baseline: dict[str, list[str]] = field(default_factory=dict)  # scenario: its differences unplanted
     plants: list[PlantResult] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: scenario: where the transcript made again from its kept evidence differs from the saved one ("": nowhere)
+    extracted: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
-        return not self.problems and not any(self.baseline.values()) and all(p.proven for p in self.plants)
+        return (not self.problems and not any(self.baseline.values()) and all(p.proven for p in self.plants)
+                and bool(self.extracted) and not any(self.extracted.values()))
 
     def summary(self) -> str:
         caught = sum(1 for p in self.plants if p.proven)
@@ -461,7 +471,9 @@ class SelfTest(Record):
         return (f"self-test: {caught} of {len(self.plants)} planted fake-host infidelities caught by the check they "
                 f"aim at on every scenario they alter ({units_caught} of {units} scenario runs); "
                 f"{len(aimed & CHECKS.keys())} of {len(CHECKS)} checks proven; the fake host as it is conforms on "
-                f"{sum(1 for v in self.baseline.values() if not v)} of {len(self.baseline)}")
+                f"{sum(1 for v in self.baseline.values() if not v)} of {len(self.baseline)}; the real runs' kept "
+                f"evidence makes {sum(1 for v in self.extracted.values() if not v)} of {len(self.extracted)} saved "
+                "transcripts again")
 
 
 def _units(file: str) -> list[Scenario]:
@@ -494,7 +506,38 @@ def load_fixture(path: Path = FIXTURE) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE) -> SelfTest:
+def extraction_problem(scenario: Scenario, evidence: dict[str, Any], saved: Sequence[dict[str, Any]]) -> str:
+    """Where the transcript made from a real run's kept evidence differs from the saved one ("": nowhere)."""
+    made = trimmed({"file": scenario.file, "real": Extractor(scenario, Evidence.from_json(evidence)).events()})["real"]
+    for n, (got, want) in enumerate(zip(made, saved, strict=False), start=1):
+        if got != want:
+            return f"event {n}: made {json.dumps(got, ensure_ascii=False)[:200]}, saved {json.dumps(want)[:200]}"
+    if len(made) != len(saved):
+        return f"{len(made)} events made, {len(saved)} saved"
+    return ""
+
+
+def refresh(results: Path, evidence: Path, fixture: Path = FIXTURE, kept: Path = EVIDENCE) -> None:
+    """The saved transcripts and their kept evidence made anew from one ``agent-cards conform --json
+    --evidence`` run: the transcripts trimmed (:func:`trimmed`), each scenario's evidence beside its line."""
+    lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines() if line.strip()]
+    seen = {json.loads(line)["file"]: line for line in evidence.read_text(encoding="utf-8").splitlines() if line}
+    fixture.write_text("".join(json.dumps(trimmed(line), ensure_ascii=False) + "\n" for line in lines
+                               if line["file"] in seen), encoding="utf-8")
+    kept.write_text("".join(seen[line["file"]] + "\n" for line in lines if line["file"] in seen), encoding="utf-8")
+
+
+def load_evidence(path: Path = EVIDENCE) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            data = json.loads(line)
+            out[data["file"]] = data["evidence"]
+    return out
+
+
+def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE,
+              evidence: Path = EVIDENCE) -> SelfTest:
     """The kit (:data:`KIT` unless given) against the real transcripts saved in ``path``: each plant on every
     scenario of the fixture, caught where it alters the replay only when the check it aims at differs."""
     kit = KIT if kit is None else kit
@@ -511,6 +554,11 @@ def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE) -> 
         unplanted[file] = _fake(scenarios[file])
         result.baseline[file] = [f"{d.lane} {d.key}: {d.why}"
                                  for d in _against(scenarios[file], unplanted[file], real[file]).differences]
+    for file, kept in load_evidence(evidence).items() if evidence.exists() else ():
+        if file not in scenarios:
+            result.problems.append(f"{file}: kept evidence of a real run whose transcript is not saved")
+            continue
+        result.extracted[file] = extraction_problem(scenarios[file], kept, real[file])
     for plant in kit:
         outcome = PlantResult(plant)
         if plant.aims not in CHECKS:
@@ -550,12 +598,14 @@ def to_text(test: SelfTest) -> str:
         lines.append(f"  {'✓' if outcome.proven else '✗'} [{p.kind}] {p.name} → {p.aims}: caught on "
                      f"{where(outcome.caught) or 'nothing'}"
                      + (f"; missed on {where(outcome.missed)}" if outcome.missed else ""))
+    lines += [f"  ✗ {file}: its kept evidence makes another transcript: {where}"
+              for file, where in test.extracted.items() if where]
+    if not test.extracted:
+        lines.append("  ✗ no kept evidence of a real run: the extraction of real transcripts is not proven")
     lines += [f"  ✗ {problem}" for problem in test.problems]
     lines += [f"  · {check} not proven: {why}" for check, why in UNPROVEN.items()]
     return "\n".join(lines)
 
-
-_MACHINE_PATH = re.compile(r"/tmp/[^\s'\"\\]*")
 
 
 def trimmed(line: dict[str, Any]) -> dict[str, Any]:
@@ -566,8 +616,9 @@ def trimmed(line: dict[str, Any]) -> dict[str, Any]:
         kept = dict(event)
         if kept.get("kind") == "native" and "task" in kept:
             kept["task"] = task_of(str(kept["task"]))
-        real.append(json.loads(_MACHINE_PATH.sub("<folder>", json.dumps(kept, ensure_ascii=False))))
+        real.append(json.loads(MACHINE_PATH.sub("<folder>", json.dumps(kept, ensure_ascii=False))))
     return {"file": line["file"], "title": line.get("title", ""), "verdict": line.get("verdict"), "real": real}
 
 
-__all__ = ["FIXTURE", "KIT", "Infidelity", "SelfTest", "judged", "self_test", "to_text", "trimmed"]
+__all__ = ["EVIDENCE", "FIXTURE", "KIT", "Infidelity", "SelfTest", "extraction_problem", "judged", "self_test",
+           "to_text", "trimmed"]

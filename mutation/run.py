@@ -54,7 +54,8 @@ FUZZ_SEED = 14
 #: plugin that reads their verdict, the conformance comparator and the real side's extraction) and the
 #: writers whose files become checks (``report``, ``import``, the fuzzer's written failure).
 JUDGE = ("agent_cards_simulator.scenario.expect", "agent_cards_simulator.scenario.pytest_plugin",
-         "agent_cards_conformance.compare", "agent_cards_conformance.real", "agent_cards_conformance.report",
+         "agent_cards_conformance.compare", "agent_cards_conformance.extract", "agent_cards_conformance.real",
+         "agent_cards_conformance.report",
          "agent_cards_simulator.scenario.importer", "agent_cards_simulator.fuzz.writer")
 
 #: Modules the fork server loads once, so that no worker pays for them (the project's are dropped in

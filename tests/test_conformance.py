@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -445,8 +444,11 @@ def test_keep_leaves_a_failed_or_differing_run_in_a_private_folder_and_a_conform
 @pytest.mark.parametrize(("args", "why"), [
     (["--keep", "nowhere", "scenarios/reload.yaml"], "--keep nowhere: no such folder to keep runs in"),
     (["--from", "out.jsonl", "--keep", "."],
-     "--from runs nothing: it takes no scenario files, no --claude and no --keep"),
+     "--from runs nothing: it takes no scenario files, no --claude, no --keep and no --evidence"),
+    (["--from", "out.jsonl", "--evidence", "e.jsonl"],
+     "--from runs nothing: it takes no scenario files, no --claude, no --keep and no --evidence"),
     (["--self-test", "--keep", "."], "--self-test takes nothing else"),
+    (["--self-test", "--evidence", "e.jsonl"], "--self-test takes nothing else"),
 ])
 def test_keep_needs_a_folder_and_a_real_run(args: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
     from agent_cards_conformance import command
@@ -487,15 +489,17 @@ def test_a_lich_not_installed_is_the_scenarios_own_path_where_nothing_is(tmp_pat
     assert runner._missing_lich("lich") == str(tmp_path / "no-lich")  # a name PATH would look up
 
 
-#: How far the real engine's polls drift from the fake host's (its hook latency, a slower open, a wrapper's
-#: start under load: up to 1.2 s measured on 2.1.332), with a margin.
+#: How much later the real engine's polls come than the fake host's (they count from an open the real engine
+#: ends later: its hook latency, a slower open, a wrapper's start under load: up to 1.2 s measured on
+#: 2.1.332), with a margin. Never earlier. (footer/list-deep, whose edge stood 2.5 s after its third poll,
+#: was seen crossed once under load: its edge now stands 3.5 s after it.)
 POLL_DRIFT_MS = 2000
 
 
 def test_no_scripted_list_window_edge_lies_within_the_real_polls_drift() -> None:
     """A window's edge a few hundred ms after a poll holds in virtual time and is crossed in real time: the
     real poll lands after it and reads what the fake host's poll did not (a verdict that changes with the
-    load). Edges sit between polls, not beside them."""
+    load). Edges sit well after a poll; one before a poll is never crossed, since a real poll only comes later."""
     from agent_cards_simulator.scenario.replay import replay
 
     scenarios, _ = load_all(sorted((ROOT / "scenarios").rglob("*.yaml")))
@@ -505,7 +509,7 @@ def test_no_scripted_list_window_edge_lies_within_the_real_polls_drift() -> None
                  if e["kind"] == "run" and (e.get("argv") or [None, None])[1:2] == ["sessions"]]
         edges = [t for w in scenario.lich.lists if w.read is None for t in (w.from_ms, w.until_ms) if t > 0]
         close += [(scenario.file, edge, poll) for edge in edges for poll in polls
-                  if abs(edge - poll) < POLL_DRIFT_MS]
+                  if 0 <= edge - poll < POLL_DRIFT_MS]
     assert close == []
 
 
@@ -717,10 +721,10 @@ def test_the_mods_git_refuses_as_scripted_and_claude_codes_own_git_is_the_real_o
                           env={**env, "CLAUDE_PLUGIN_ROOT": str(tmp_path)}, check=False)
     assert (mods.returncode, mods.stdout) == (128, "")
     assert mods.stderr == "fatal: detected dubious ownership in repository at '/home/dev/app'\n"
-    assert [r["exit"] for r in runner._runs(lambda at: 0)] == [128]  # logged as the mod's run
+    assert [r.exit[0] for r in runner._run_records() if r.exit] == [128]  # logged as the mod's run
     own = subprocess.run([str(git), "--version"], capture_output=True, text=True, env=env, check=False)
     assert own.returncode == 0 and own.stdout.startswith("git version")
-    assert len(runner._runs(lambda at: 0)) == 1  # Claude Code's own runs are not the mod's
+    assert len(runner._run_records()) == 1  # Claude Code's own runs are not the mod's
 
 
 def test_gits_no_repository_in_other_words_is_a_project_in_none_whose_git_says_them(tmp_path: Path) -> None:
@@ -876,7 +880,7 @@ def test_a_host_that_dies_at_t_mid_open_is_killed_that_far_into_the_real_open() 
 
 def test_what_the_model_read_beside_a_prompt_is_taken_out_of_claude_codes_reminders() -> None:
     """As 2.1.328 sent it after --continue: the hook's context, Claude Code's failed notification, the prompt."""
-    from agent_cards_conformance.real import beside_prompt
+    from agent_cards_conformance.extract import beside_prompt
 
     notification = ("<task-notification>\n<task-id>session-2-9f81</task-id>\n<status>failed</status>\n"
                     "<summary>Background agent \"Fix\" didn't finish</summary>\n</task-notification>")
@@ -980,7 +984,9 @@ def test_the_git_wrapper_holds_the_mods_read_until_released_and_its_ms_count_fro
     finally:
         held.kill()
     assert (held.returncode, out) == (0, "main\n")
-    [run] = runner._runs(lambda at: round(at * 1000))
+    from agent_cards_conformance.extract import Evidence, Extractor
+
+    [run] = Extractor(runner.scenario, Evidence(0.0, runs=runner._run_records())).runs()
     assert run["held_ms"] >= 500 and run["ms"] < run["held_ms"]  # the hold (a second) is not git's time
     again = subprocess.run([str(git), "branch", "--show-current"], cwd=tmp_path / "repo", env=env,
                            capture_output=True, text=True, timeout=30, check=True)
@@ -998,7 +1004,7 @@ def test_a_run_with_a_nul_in_its_argv_is_left_out_as_unstarted() -> None:
 
 
 def test_a_toast_cut_within_the_real_lich_path_reads_as_the_fake_hosts() -> None:
-    from agent_cards_conformance.real import cut_path
+    from agent_cards_conformance.extract import cut_path
 
     pairs = [("/tmp/conform-x1/lich/bin/lich", "/opt/lich/bin/lich")]
     real = cut_path('lich failed: "Fix": $.process.run(/tmp/conform-x1/lic…', pairs)
@@ -1053,7 +1059,7 @@ def test_the_scripted_model_makes_a_subagents_call_on_its_first_request_once() -
 
 
 def test_what_a_plugins_spawn_resolved_to_is_its_answer() -> None:
-    from agent_cards_conformance.real import _spawned
+    from agent_cards_conformance.extract import _spawned
 
     launched = {"value": {"result": {"status": "async_launched"}, "text": "Async agent launched successfully."}}
     assert _spawned(launched) == {"result": "Async agent launched successfully."}
@@ -1073,36 +1079,30 @@ def test_a_native_agent_counts_from_its_spawn_with_the_engines_reaction_time() -
     assert [(d.lane, d.key) for d in late] == [("time", "native c1")]
 
 
-class _Served:
-    """The model's replies as the harness saw them: when each was served (by request), no results kept."""
-
-    def __init__(self, served: dict[int, float]) -> None:
-        self.served = served
-
-    def results(self) -> dict[str, Any]:
-        return {}
-
-
-def _write_bridge_log(path: Path, t0: float, lines: Sequence[tuple[float, str, str, int | None, str]]) -> None:
+def _bridge_log(t0: float, lines: Sequence[tuple[float, str, str, int | None, str]]) -> list[dict[str, Any]]:
     """The bridge's log as the runner reads it: (seconds after ``t0``, op, id, hook, kind) a line."""
-    logged = [json.dumps({"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind})
-              for at, op, d, hook, kind in lines]
-    path.write_text("\n".join(logged) + "\n", encoding="utf-8")
+    return [{"t": t0 + at, "op": op, "id": d, "hook": hook, "kind": kind} for at, op, d, hook, kind in lines]
+
+
+def _extractor(tmp_path: Path, name: str, **evidence: Any) -> Any:
+    """The extraction of ``name``'s real run from evidence made here (the model's replies served at the times
+    given, no results kept)."""
+    from agent_cards_conformance.extract import Evidence, Extractor
+
+    return Extractor(_planned(tmp_path, name).scenario, Evidence(1000.0, **evidence))
 
 
 def test_a_spawn_belongs_to_the_step_it_began_in(tmp_path: Path) -> None:
     """An agent.spawn that began in an earlier step and ended late (the engine resuming a native agent whose
     own agent finished: no call of the later step raised it) is not the later call's spawn."""
-    runner = _planned(tmp_path, "take/origin")
     t0 = 1000.0
     lines = [(1.9, "event", "1", 1, "next"), (2.1, "event", "2", 3, "next"), (2.4, "resume", "2", None, "done"),
              (4.5, "event", "3", 1, "next"), (4.7, "event", "4", 3, "next"), (5.0, "resume", "4", None, "done"),
              (8.8, "event", "6", 3, "next"), (10.2, "resume", "6", None, "done"),
              (10.3, "event", "7", 1, "next"), (10.6, "event", "8", 3, "pending"), (11.5, "poll", "8", None, "done")]
-    _write_bridge_log(runner.bridge_log, t0, lines)
-
-    served = _Served({1: t0, 2: t0 + 4.2, 3: t0 + 9.9})
-    out = runner._checks_and_spawns(served, lambda at: round((at - t0) * 1000), {"toolu_0001", "toolu_0002"})
+    extractor = _extractor(tmp_path, "take/origin", bridge=_bridge_log(t0, lines),
+                           served={1: t0, 2: t0 + 4.2, 3: t0 + 9.9})
+    out = extractor.checks_and_spawns({"toolu_0001", "toolu_0002"})
     spawns = [(e["call"], e["answer"], e["t"]) for e in out if e["kind"] == "spawn"]
     assert spawns == [("toolu_0001", "native", 2400), ("toolu_0002", "native", 5000), ("toolu_0003", "deny", 11500)]
 
@@ -1110,14 +1110,12 @@ def test_a_spawn_belongs_to_the_step_it_began_in(tmp_path: Path) -> None:
 def test_a_dialogs_check_is_decided_when_the_person_answered(tmp_path: Path) -> None:
     """The mod passes the call on before the dialog shows; the check's outcome is the person's answer, and the
     spawn follows it: the harness's time to answer is not the engine's."""
-    runner = _planned(tmp_path, "perm/plan-mode-switch")
     t0 = 1000.0
     lines = [(1.0, "event", "1", 1, "next"), (2.0, "event", "2", 1, "next"), (3.0, "event", "3", 1, "next")]
-    _write_bridge_log(runner.bridge_log, t0, lines)
-    runner.dialogs = {"toolu_0002": (t0 + 2.5, True)}  # the person's yes at the dialog naming the second call
-
-    served = _Served({1: t0 + 0.5, 2: t0 + 1.5, 3: t0 + 2.8})
-    out = runner._checks_and_spawns(served, lambda at: round((at - t0) * 1000), set())
+    extractor = _extractor(tmp_path, "perm/plan-mode-switch", bridge=_bridge_log(t0, lines),
+                           served={1: t0 + 0.5, 2: t0 + 1.5, 3: t0 + 2.8},
+                           dialogs={"toolu_0002": (t0 + 2.5, True)})  # the person's yes at the second call's dialog
+    out = extractor.checks_and_spawns(set())
     assert [(e["call"], e["via"], e["t"]) for e in out] == [
         ("toolu_0001", "mode", 1000), ("toolu_0002", "dialog", 2500), ("toolu_0003", "mode", 3000)]
 # -- a new process, a restarted poll, a brief state, a slow lich ------------------------------------------
@@ -1237,8 +1235,7 @@ def test_a_worker_the_footer_shows_before_the_model_reads_its_launch_is_of_a_lau
 
 
 def test_only_the_engines_own_refusal_of_an_input_marks_a_call_refused_as_invalid() -> None:
-    from agent_cards_conformance.model import ConformModel
-    from agent_cards_conformance.real import _refused_as_invalid
+    from agent_cards_conformance.extract import refused_as_invalid
 
     refusal = ("<tool_use_error>InputValidationError: Agent failed due to the following issue:\n"
                "The parameter `prompt` type is expected as `string` but provided as `array`</tool_use_error>")
@@ -1249,8 +1246,4 @@ def test_only_the_engines_own_refusal_of_an_input_marks_a_call_refused_as_invali
         "toolu_4": {"is_error": True, "content": "<tool_use_error>lich said: InputValidationError: x</tool_use_error>"},
     }
 
-    class Results:
-        def results(self) -> dict[str, tuple[float, dict[str, Any], dict[str, Any]]]:
-            return {key: (0.0, block, {}) for key, block in blocks.items()}
-
-    assert _refused_as_invalid(cast(ConformModel, Results())) == {"toolu_1", "toolu_2"}
+    assert refused_as_invalid({key: (0.0, block, {}) for key, block in blocks.items()}) == {"toolu_1", "toolu_2"}

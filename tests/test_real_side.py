@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from agent_cards_claude_driver.tui import dialog_on
+from agent_cards_conformance.extract import Evidence, Extractor, refusal_of
 from agent_cards_conformance.invariants import in_replay_terms
 from agent_cards_conformance.plan import plan
-from agent_cards_conformance.real import RealRunner, _asked_call, refusal_of
+from agent_cards_conformance.real import _asked_call
 from agent_cards_simulator.host import results
 from agent_cards_simulator.scenario.files import load_all
 from agent_cards_simulator.scenario.replay import replay
@@ -91,18 +92,17 @@ def test_a_refusal_of_the_check_is_read_from_what_the_model_got(result: dict[str
     assert refusal_of(result) == via
 
 
-def test_a_permission_is_what_was_pressed_for_that_call_whatever_the_plan_said(tmp_path: Path) -> None:
+def test_a_permission_is_what_was_pressed_for_that_call_whatever_the_plan_said() -> None:
     """The plan says yes then no; the runner saw the opposite pressed: the transcript says what was pressed
     (a lane filled from the plan could never disagree with it)."""
     [scenario], problems = load_all([ROOT / "scenarios" / "perm" / "parallel-yes-no.yaml"])
     assert not problems
-    runner = RealRunner(plan(scenario, replay(scenario).events), Path("claude"), tmp_path)
-    assert runner.plan.permission.answers == {"toolu_0001": True, "toolu_0002": False}
-    runner.dialogs = {"toolu_0001": (5.0, False), "toolu_0002": (6.0, True)}
-    assert runner._checked("toolu_0001", 4.0, None) == ("deny", "dialog", 5.0)
-    assert runner._checked("toolu_0002", 7.0, None) == ("allow", "dialog", 7.0)
-    assert runner._checked("toolu_0003", 4.0, "rule") == ("deny", "rule", 4.0)
-    assert runner._checked("toolu_0003", 4.0, None) == ("allow", "mode", 4.0)
+    assert plan(scenario, replay(scenario).events).permission.answers == {"toolu_0001": True, "toolu_0002": False}
+    extractor = Extractor(scenario, Evidence(0.0, dialogs={"toolu_0001": (5.0, False), "toolu_0002": (6.0, True)}))
+    assert extractor.checked("toolu_0001", 4.0, None) == ("deny", "dialog", 5.0)
+    assert extractor.checked("toolu_0002", 7.0, None) == ("allow", "dialog", 7.0)
+    assert extractor.checked("toolu_0003", 4.0, "rule") == ("deny", "rule", 4.0)
+    assert extractor.checked("toolu_0003", 4.0, None) == ("allow", "mode", 4.0)
 
 
 def test_a_rejection_is_read_at_the_no_that_made_it_as_at_an_esc() -> None:
@@ -118,24 +118,9 @@ def test_a_rejection_is_read_at_the_no_that_made_it_as_at_an_esc() -> None:
     assert answer["t"] == 900
 
 
-def test_the_notes_are_those_lich_brought_within_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_notes_are_those_lich_brought_within_the_run() -> None:
     """A note due after the run's end never came: it is not in the real transcript (once every note ever
     due was, so a fake host that sent a note late matched a real run that never saw it)."""
-    from types import SimpleNamespace
-
-    from agent_cards_conformance import real
-    from agent_cards_simulator.lich.world import Note
-
     [scenario], _ = load_all([ROOT / "scenarios" / "report-note.yaml"])
-    runner = RealRunner(plan(scenario, replay(scenario).events), Path("claude"), tmp_path)
-    runner.state.mkdir(parents=True)
-    (runner.state / "world.json").write_text("{}", encoding="utf-8")
-    notes = [Note(30_000, "[lich] in time"), Note(90_000, "[lich] after the run")]
-
-    def due(until: int) -> list[Note]:
-        return [n for n in notes if n.at_ms <= until]
-
-    monkeypatch.setattr(real, "transact", lambda _dir, work: work(SimpleNamespace(world=SimpleNamespace(
-        notes_due=due))))
-    runner.clock.t0 = real.time.time() - 40.0  # the run began 40 s ago and has ended now
-    assert runner._notes() == [{"t": 30_000, "kind": "note", "text": "[lich] in time"}]
+    evidence = Evidence(100.0, notes=[(90_000, "[lich] after the run"), (30_000, "[lich] in time")], ended=140.0)
+    assert Extractor(scenario, evidence).notes() == [{"t": 30_000, "kind": "note", "text": "[lich] in time"}]
