@@ -173,7 +173,7 @@ CHECKS: dict[str, tuple[str, str]] = {
     "answer.launch": ("answer", "a launch reads as Claude Code's launch text"),
     "answer.agentId": ("answer", "a launch or a completed report names the mod's agentId"),
     "answer.report": ("answer", "each line of a completed report, read whole"),
-    "answer.fields": ("answer", "a mapping result: the fake host's keys, equal"),
+    "answer.fields": ("answer", "a mapping result: the same keys, each equal"),
     "answer.shape": ("answer", "fields on one side, text on the other"),
     "answer.result": ("answer", "a text result, equal"),
     "answer.context": ("answer", "each of the fake host's context lines is one the model read"),
@@ -404,9 +404,11 @@ def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
         if isinstance(real, Mapping):
             wrong = [k for k in fake if k in real and fake[k] != real[k]]
             missing_keys = [k for k in fake if k not in real]
-            if wrong or missing_keys:
-                return "answer.fields", "other fields: " + ", ".join([*wrong, *(f"{k} (missing)"
-                                                                            for k in missing_keys)])
+            more_keys = [k for k in real if k not in fake]  # a field the fake host leaves out is as wrong
+            if wrong or missing_keys or more_keys:
+                keys = [*wrong, *(f"{k} (missing)" for k in missing_keys),
+                        *(f"{k} (only the engine's)" for k in more_keys)]
+                return "answer.fields", "other fields: " + ", ".join(keys)
             return None
         return "answer.shape", "the model read text where the fake host gives fields"
     return None if str(fake) == text else ("answer.result", "the model read another result")

@@ -278,6 +278,19 @@ def _late(kind: str, which: Callable[[dict[str, Any]], bool] = lambda _: True,
     return mock.patch.object(Transcript, "record", record)
 
 
+def _changes_the_line() -> Callable[[dict[str, Any]], bool]:
+    """Picks a footer whose lich line differs from the one drawn before it: a redraw of the same line is no
+    change a screen can show, so delaying it alters nothing the comparison could see."""
+    last: list[Any] = [None]
+
+    def changes(event: dict[str, Any]) -> bool:
+        changed = bool(event.get("line") != last[0])
+        last[0] = event.get("line")
+        return changed
+
+    return changes
+
+
 def _also(kind: str, extra: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
           ) -> contextlib.AbstractContextManager[Any]:
     """After each ``kind`` event the fake host records one more, ``extra`` of it."""
@@ -327,8 +340,8 @@ def _not_a_poll(run: dict[str, Any]) -> bool:
 
 _REJECTED = results.USER_REJECTED
 KIT: tuple[Infidelity, ...] = (
-    Infidelity("footer 8 s late", "timing", "each footer recorded 8 s after it was drawn", "time.footer",
-               lambda: _late("footer")),
+    Infidelity("footer 8 s late", "timing", "each change of the footer's lich line recorded 8 s after it was drawn",
+               "time.footer", lambda: _late("footer", _changes_the_line())),
     Infidelity("every run 1.2 s slower", "timing", "each lich and git run takes 1.2 s more", "run.ms",
                lambda: _executor_wrapped(_SlowerExecutor)),
     Infidelity("note 5 s early", "timing", "lich's note of a report typed 5 s before it is due", "time.note",
@@ -388,6 +401,15 @@ KIT: tuple[Infidelity, ...] = (
                lambda: _result_changed(lambda r: {k: v for k, v in r.items() if k != "status"})),
     Infidelity("launch as plain text", "text", "a launch's result a line of text", "answer.result",
                lambda: _result_changed(lambda r: f"Launched {r.get('agentId')}.")),
+    Infidelity("stop without its command", "text", "a stopped worker's result without the task's command",
+               "answer.fields", lambda: _fields_changed(
+                   "answer", lambda f: {**f, "result": {k: v for k, v in f["result"].items() if k != "command"}},
+                   lambda f: isinstance(f.get("result"), dict) and "task_id" in f["result"])),
+    Infidelity("report read as a launch", "text", "a worker's finished report answered as a launch",
+               "answer.launch", lambda: _fields_changed(
+                   "answer", lambda f: {**f, "result": {"status": "async_launched",
+                                                        "agentId": f["result"].get("agentId")}},
+                   lambda f: isinstance(f.get("result"), dict) and f["result"].get("status") == "completed")),
     Infidelity("context line more", "text", "a context line the mod never gave, after each it did",
                "answer.context", lambda: _fields_changed("answer", lambda f: {**f, "context": [*f["context"],
                                                                                            "Noted."]},
@@ -434,11 +456,7 @@ KIT: tuple[Infidelity, ...] = (
 
 #: The checks no fixture scenario can show, and why: a plant aimed at one alters nothing the fixture's real
 #: side could differ in.
-UNPROVEN: dict[str, str] = {
-    "answer.launch": "every real result in the fixture is Claude Code's launch text, so no fake launch can meet "
-                     "another text",
-    "answer.fields": "no real answer in the fixture is JSON (a TaskStop's result is)",
-}
+UNPROVEN: dict[str, str] = {}
 
 
 class PlantResult(Record):

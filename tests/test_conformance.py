@@ -83,7 +83,8 @@ def test_results_are_read_through_the_named_normalisations_only() -> None:
     assert compare(_answer(result=native), _answer(result=LAUNCH.replace("session-2-9f81", "a9"), read="")).conforms
     assert not compare(_answer(result=native), _answer(result="Launched.", read="")).conforms
     stopped = {"message": "Successfully stopped task: x", "task_id": "x"}
-    assert compare(_answer(result=stopped), _answer(result={**stopped, "more": 1}, read="")).conforms
+    assert compare(_answer(result=stopped), _answer(result=dict(stopped), read="")).conforms
+    assert not compare(_answer(result=stopped), _answer(result={**stopped, "more": 1}, read="")).conforms
     assert not compare(_answer(result=stopped), _answer(result={**stopped, "task_id": "y"}, read="")).conforms
     assert not compare(_answer(result="ok"), _answer(result="ok.", read="")).conforms
 
@@ -244,6 +245,18 @@ def test_a_toast_is_on_the_side_of_the_answers_the_fake_host_has_it_a_logged_ins
     assert not [d for d in compare(fake, same_instant).differences if d.check == "toast.order"]
     after = [fake[0], fake[2], {**fake[1], "t": 40}]
     assert [(d.lane, d.check) for d in compare(fake, after).differences] == [("toast", "toast.order")]
+
+
+def test_a_field_of_a_json_answer_on_one_side_only_differs_either_way() -> None:
+    """A TaskStop's result is JSON on both sides: a field the fake host leaves out differs as one it adds does
+    (only the fake host's keys were compared, so a fake host that dropped a field conformed)."""
+    stopped = {"message": "Successfully stopped task: w (Fix it)", "task_id": "w", "task_type": "local_agent",
+               "command": "Fix it"}
+    real = _answer(result=stopped)
+    assert compare(_answer(result=stopped), real).conforms
+    for fewer in ({k: v for k, v in stopped.items() if k != "command"}, {**stopped, "extra": 1}):
+        assert [(d.lane, d.check) for d in compare(_answer(result=fewer), real).differences] == [
+            ("answer", "answer.fields")]
 
 
 def test_every_lane_is_compared() -> None:

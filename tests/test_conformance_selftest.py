@@ -55,10 +55,13 @@ def test_the_self_test_fails_when_a_check_of_the_comparison_is_blind(
     assert any(not p.proven for p in test.plants if p.plant.aims in checks)
 
 
-@pytest.mark.parametrize("check", sorted(UNPROVEN))
-def test_a_check_the_fixture_cannot_show_is_not_claimed(check: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _blind(monkeypatch, {check})
-    assert self_test().passed  # nothing proves it: UNPROVEN says so, and why
+def test_a_check_the_fixture_cannot_show_is_not_claimed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each check UNPROVEN lists goes unnoticed when blind (nothing proves it, and UNPROVEN says so and why);
+    today the fixture shows every check, and the list is empty."""
+    for check in sorted(UNPROVEN):
+        with monkeypatch.context() as patched:
+            _blind(patched, {check})
+            assert self_test().passed
 
 
 def test_a_plant_caught_only_by_another_check_is_missed() -> None:
