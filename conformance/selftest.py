@@ -505,6 +505,18 @@ def _fake(scenario: Scenario) -> list[dict[str, Any]]:
     return [dict(e) for e in replay(scenario).events]
 
 
+def _replayed(replays: Replays, plant: Infidelity | None, scenario: Scenario) -> list[dict[str, Any]]:
+    """The fake host's transcript of ``scenario`` with ``plant`` in it (None: as it is), once per ``replays``."""
+    key = (plant, scenario.file)
+    if key not in replays:
+        if plant is None:
+            replays[key] = _fake(scenario)
+        else:
+            with plant.patch():
+                replays[key] = _fake(scenario)
+    return replays[key]
+
+
 def _against(scenario: Scenario, fake: list[dict[str, Any]], real: Sequence[dict[str, Any]]) -> Comparison:
     parallel = any(isinstance(s, steps.CallStep) and len(s.calls) > 1 for s in scenario.steps)
     return compare(fake, real, side_by_side=parallel, missing_programs=missing_programs(scenario))
@@ -554,11 +566,18 @@ def load_evidence(path: Path = EVIDENCE) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: The fake host's transcripts, planted (by the plant) or not (None), of a fixture scenario: what the self-test
+#: replays, which a caller that judges one kit several ways (each with another comparison) keeps between runs.
+Replays = dict[tuple[Infidelity | None, str], list[dict[str, Any]]]
+
+
 def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE,
-              evidence: Path = EVIDENCE) -> SelfTest:
+              evidence: Path = EVIDENCE, replays: Replays | None = None) -> SelfTest:
     """The kit (:data:`KIT` unless given) against the real transcripts saved in ``path``: each plant on every
-    scenario of the fixture, caught where it alters the replay only when the check it aims at differs."""
+    scenario of the fixture, caught where it alters the replay only when the check it aims at differs.
+    ``replays``: the fake host's transcripts made before with the same kit and fixture, and made here if not."""
     kit = KIT if kit is None else kit
+    replays = {} if replays is None else replays
     real = load_fixture(path)
     result = SelfTest()
     scenarios: dict[str, Scenario] = {}
@@ -569,7 +588,7 @@ def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE,
         except (OSError, ValueError) as error:  # an install without the scenarios: only a clone has them
             result.problems.append(f"{file}: {error}")
             continue
-        unplanted[file] = _fake(scenarios[file])
+        unplanted[file] = _replayed(replays, None, scenarios[file])
         result.baseline[file] = [f"{d.lane} {d.key}: {d.why}"
                                  for d in _against(scenarios[file], unplanted[file], real[file]).differences]
     for file, kept in load_evidence(evidence).items() if evidence.exists() else ():
@@ -583,8 +602,7 @@ def self_test(kit: Sequence[Infidelity] | None = None, path: Path = FIXTURE,
             result.problems.append(f"{plant.name}: aims at {plant.aims!r}, which the comparison does not make")
         for file, scenario in scenarios.items():
             try:
-                with plant.patch():
-                    fake = _fake(scenario)
+                fake = _replayed(replays, plant, scenario)
             except Exception as error:  # a plant that breaks the replay proves nothing of the comparison
                 result.problems.append(f"{plant.name}: {file}: the replay raised {type(error).__name__}: {error}")
                 continue
@@ -638,5 +656,5 @@ def trimmed(line: dict[str, Any]) -> dict[str, Any]:
     return {"file": line["file"], "title": line.get("title", ""), "verdict": line.get("verdict"), "real": real}
 
 
-__all__ = ["EVIDENCE", "FIXTURE", "KIT", "Infidelity", "SelfTest", "extraction_problem", "judged", "self_test",
-           "to_text", "trimmed"]
+__all__ = ["EVIDENCE", "FIXTURE", "KIT", "Infidelity", "Replays", "SelfTest", "extraction_problem", "judged",
+           "refresh", "self_test", "to_text", "trimmed"]
