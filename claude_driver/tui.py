@@ -28,6 +28,8 @@ YES_CHOSEN = re.compile(r"❯ (?:\d+\. )?Yes(?!,)")
 #: the same call begin with a bullet).
 CARD_HEADER = re.compile(r"^ *Tool use\b(?:.*?(\d+ of \d+))?", re.MULTILINE)
 CARD_CALL = re.compile(r"^ *Agent\((.*)\) *$", re.MULTILINE)
+#: The tmux paste buffer a paste goes through (deleted once pasted).
+PASTE_BUFFER = "agent-cards-paste"
 
 
 def dialog_on(screen: str) -> tuple[str, str] | None:
@@ -219,6 +221,28 @@ class Tui:
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"typed text {text!r} was not submitted:\n{self.screen()}")
             if time.monotonic() - pressed > 2.0:  # still in the box well after Enter: it was lost
+                self.key("Enter")
+                pressed = time.monotonic()
+            time.sleep(0.05)
+
+    def paste(self, text: str, *, timeout: float = 15.0) -> None:
+        """Paste ``text`` into the input box as a terminal pastes it (bracketed: its line breaks stay text,
+        where typed ones would submit each line) and submit it. Enter waits for the box to have taken the paste
+        in, and is pressed again while the box still holds it (a turn running queues it, which empties the box)."""
+        before = self.input_line()
+        self._tmux("set-buffer", "-b", PASTE_BUFFER, "--", text)
+        self._tmux("paste-buffer", "-p", "-d", "-b", PASTE_BUFFER, "-t", self.session)
+        deadline = time.monotonic() + timeout
+        while self.input_line() == before:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"pasted text {text[:60]!r} never showed in the input box:\n{self.screen()}")
+            time.sleep(0.05)
+        self.key("Enter")
+        pressed = time.monotonic()
+        while self.input_line():
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"pasted text {text[:60]!r} was not submitted:\n{self.screen()}")
+            if time.monotonic() - pressed > 2.0:
                 self.key("Enter")
                 pressed = time.monotonic()
             time.sleep(0.05)

@@ -75,6 +75,9 @@ TOLERANCES: dict[str, Tolerance] = {
     "footer": Tolerance(2000, 0.0, "a footer's ms after its cause (a poll, an answer, a key): the screen is read "
                         "every 200 ms and redrawn after the engine's next render"),
     "event": Tolerance(3000, 0.05, "any other event's ms after its cause: the engine's turn under load"),
+    "note": Tolerance(2000, 0.0, "a note's ms after its open (lich's own clock, which fake-lich keeps in real "
+                      "time), or after the turn or the panel that held it: the runner types it and the engine "
+                      "submits it"),
     "reaction": Tolerance(6000, 0.05, "the engine's reaction to the model's reply or a changed module, its own "
                           "agent's spawn and first request: it reads a reply, reaches its hooks and sets up its "
                           "agent in up to seconds, more under load"),
@@ -82,7 +85,8 @@ TOLERANCES: dict[str, Tolerance] = {
 #: A poll-drawn footer's window: the real count of polls within this share of the fake's (rounded down).
 POLL_SLACK = 0.1
 TOLERANCE_TEXT = (f"a run's ms within ±{TOLERANCES['run'].ms} ms; a footer's ms after its cause within "
-                  f"±{TOLERANCES['footer'].ms} ms; each other event's ms after its cause within "
+                  f"±{TOLERANCES['footer'].ms} ms; a note's within ±{TOLERANCES['note'].ms} ms; each other "
+                  "event's ms after its cause within "
                   f"±({TOLERANCES['event'].ms} ms + {TOLERANCES['event'].share:.0%}), "
                   f"±({TOLERANCES['reaction'].ms} ms + {TOLERANCES['reaction'].share:.0%}) for the engine's "
                   "reaction to a call, a reload or a spawn (its own agent's, and that agent's first request); polls "
@@ -96,6 +100,8 @@ def allowed(row: str, fake_ms: int) -> float:
 
 
 LAUNCHED = "Async agent launched successfully"
+#: The line of a launch's text that names its agent's output file (``outputFile``).
+OUTPUT_FILE = "\noutput_file: "
 #: 2.1.332 frames a completed agent's report: this line, then the report with every line indented by two
 #: spaces (so that a frame-like line inside it cannot pass for the engine's own).
 HANDBACK = "[Subagent hand-back]"
@@ -172,6 +178,7 @@ CHECKS: dict[str, tuple[str, str]] = {
     "answer.text": ("answer", "the text of an error, wrapped or plain"),
     "answer.launch": ("answer", "a launch reads as Claude Code's launch text"),
     "answer.agentId": ("answer", "a launch or a completed report names the mod's agentId"),
+    "answer.launch.fields": ("answer", "a launch's text shows the fields the fake host gives: agentId, outputFile"),
     "answer.report": ("answer", "each line of a completed report, read whole"),
     "answer.fields": ("answer", "a mapping result: the same keys, each equal"),
     "answer.shape": ("answer", "fields on one side, text on the other"),
@@ -183,9 +190,10 @@ CHECKS: dict[str, tuple[str, str]] = {
     "polls": ("polls", "the polls before a footer a poll drew: within POLL_SLACK, none late"),
     "toast": ("toast", "the texts in order"),
     "toast.order": ("toast", "how many answers the model read before each toast"),
+    "note.order": ("note", "how many answers the model read before each note"),
     "footer": ("footer", "the lich line's turning points in order"),
     "native": ("native", "which calls Claude Code ran itself, with which input"),
-    "note": ("note", "the notes lich typed, in order"),
+    "note": ("note", "the notes the model read, in order, with what came beside each"),
     "prompt": ("prompt", "each prompt: its text, notifications and context lines"),
     "report": ("report", "what the engine reported about a hook"),
     "keys": ("keys", "Esc, reload and mode switches in order"),
@@ -388,6 +396,13 @@ def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
             named = AGENT_ID.search(text)
             if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "answer.agentId", "another agentId"
+            # what of a launch's fields its text shows the model: an agentId line, and an output_file line only
+            # for an agent whose output has a file (Claude Code's own; the mod's workers report through lich)
+            shown = {"agentId": named is not None, "outputFile": OUTPUT_FILE in text}
+            given = {"agentId": bool(fake.get("agentId")), "outputFile": bool(fake.get("outputFile"))}
+            if shown != given:
+                wrong = [f"{k} ({'shown' if shown[k] else 'not shown'})" for k in shown if shown[k] != given[k]]
+                return "answer.launch.fields", "the launch's text shows other fields: " + ", ".join(wrong)
             return None
         if fake.get("status") == "completed":
             report = "\n".join(str(b.get("text", "")) for b in fake.get("content") or [] if isinstance(b, Mapping))
@@ -502,8 +517,12 @@ def _poll_windows(events: Events, turns: Sequence[tuple[int, str | None]]) -> li
         polls = [e for e in window if _is_poll(e)]
         cause = _cause(events, index, lambda c: c["kind"] in _REDRAWS or _is_poll(c))
         changed = _first_change(polls, previous_output)
+        # A new process's own first screen ends a window of its own, and the fresh host's first read starts
+        # about then: which side of that screen read it falls on is chance, so the turn after is fresh too.
+        after_own_screen = bool(out) and out[-1][4] and not out[-1][3]
         out.append((line, len(polls), None if changed is None else len(polls) - 1 - changed,
-                    cause is not None and _is_poll(cause), any(e["kind"] in _RESTARTS for e in window)))
+                    cause is not None and _is_poll(cause),
+                    after_own_screen or any(e["kind"] in _RESTARTS for e in window)))
         if polls:
             previous_output = polls[-1]
         start = index
@@ -565,32 +584,33 @@ def _order_lane(fake: Events, real: Events, out: list[Difference]) -> None:
                                       f"order.{before}/{after}"))
 
 
-def _toast_order_lane(fake: Events, real: Events, out: list[Difference]) -> None:
-    """Each toast on the same side of the answers as the fake host has it: how many answers the model read
-    before it (an interrupted call's answer aside: the model reads it only with the next prompt)."""
+def _order_against_answers(kind: str, fake: Events, real: Events, out: list[Difference]) -> None:
+    """Each ``kind`` event (a toast, a note) on the same side of the answers as the fake host has it: how many
+    answers the model read before it (an interrupted call's answer aside: the model reads it only with the next
+    prompt)."""
     skip = _interrupted(fake) | _interrupted(real)
 
     def answers_before(events: Events) -> list[int]:
-        """Per toast: the answers read before it, in the transcript's order (the fake host's own)."""
+        """Per event: the answers read before it, in the transcript's order (the fake host's own)."""
         counts, read = [], 0
         for e in events:
             if e["kind"] == "answer" and e.get("call") not in skip:
                 read += 1
-            elif e["kind"] == "toast":
+            elif e["kind"] == kind:
                 counts.append(read)
         return counts
 
     def answers_by(events: Events) -> list[tuple[int, int]]:
-        """Per toast: the answers before its instant and those by then (a log kept to the millisecond may put
+        """Per event: the answers before its instant and those by then (a log kept to the millisecond may put
         an answer of the same instant on either side of it)."""
         times = [int(e.get("t", 0)) for e in events if e["kind"] == "answer" and e.get("call") not in skip]
         return [(sum(t < int(e.get("t", 0)) for t in times), sum(t <= int(e.get("t", 0)) for t in times))
-                for e in events if e["kind"] == "toast"]
+                for e in events if e["kind"] == kind]
 
     for n, (f, (least, most)) in enumerate(zip(answers_before(fake), answers_by(real), strict=False), start=1):
         if not least <= f <= most:
-            out.append(Difference("toast", f"#{n}", {"answers before it": f}, {"answers before it": least},
-                                  "the toast came on another side of an answer", "toast.order"))
+            out.append(Difference(kind, f"#{n}", {"answers before it": f}, {"answers before it": least},
+                                  f"the {kind} came on another side of an answer", f"{kind}.order"))
 
 
 def _interrupted(events: Events) -> set[str]:
@@ -662,8 +682,21 @@ def _own_delay(events: Events, index: int) -> tuple[int, bool, Mapping[str, Any]
         if cause is not None and cause["kind"] == "resume":
             return None
     elif e["kind"] == "note":
-        return None if (called := _cause(events, index, lambda c: c["kind"] == "call")) is None else (
-            t - int(called.get("t", 0)), False, called)  # lich's clock: a report counts from the call
+        # lich's clock: a report counts from the open that handed its task over (the one whose output holds
+        # the note's ticket), else from the last call; a note held for a free prompt (the fake host submits it
+        # at the very ms the hold ends), from the turn's end (an answer read then) or the Rewind panel's closing
+        ticket = re.search(r"\(ticket ([0-9a-f]+)\)", str(e.get("text") or ""))
+        opened = None if ticket is None else _cause(
+            events, index, lambda c: c["kind"] == "run" and "open" in (c.get("argv") or [])[1:2]
+            and f'"ticket":"{ticket.group(1)}"' in str(c.get("stdout") or ""))
+        called = opened or _cause(events, index, lambda c: c["kind"] == "call")
+        if called is None:
+            return None
+        skip = _interrupted(events)
+        held = _cause(events, index, lambda c: (c["kind"] == "answer" and c.get("call") not in skip)
+                      or (c["kind"] == "rewind" and c.get("open") is False))
+        cause = held if held is not None and int(held.get("t", 0)) == t > int(called.get("t", 0)) else called
+        return t - int(cause.get("t", 0)), False, cause
     else:
         cause = _cause(events, index, lambda c: c["kind"] in chain)
     if cause is None:
@@ -710,7 +743,8 @@ def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: 
         if fake_delay is None or real_delay is None:
             continue
         (fd, reaction, _), (rd, _, _) = fake_delay, real_delay
-        if abs(rd - fd) > allowed("footer" if kind == "footer" else "reaction" if reaction else "event", fd):
+        row = kind if kind in ("footer", "note") else "reaction" if reaction else "event"
+        if abs(rd - fd) > allowed(row, fd):
             out.append(Difference("time", label, {"ms after its cause": fd}, {"ms after its cause": rd},
                                   "came at another time than the tolerance allows", f"time.{kind}"))
 
@@ -764,10 +798,14 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
         toasts = [sorted(texts) for texts in toasts]
     _sequence("toast", toasts[0], toasts[1], out)
     if not side_by_side:  # calls raised side by side answer and toast in any order between them
-        _toast_order_lane(fake, real, out)
+        _order_against_answers("toast", fake, real, out)
     _sequence("footer", [line for _, line in _seen_turns(fake, real)], [line for _, line in _turns(real)], out)
     _native_lane(fake, real, out)
-    _sequence("note", [e.get("text") for e in _of(fake, "note")], [e.get("text") for e in _of(real, "note")], out)
+    def notes(events: Events) -> list[tuple[Any, Any, Any]]:
+        return [(e.get("text"), list(e.get("notifications") or []), list(e.get("context") or []))
+                for e in _of(events, "note")]
+    _sequence("note", notes(fake), notes(real), out)
+    _order_against_answers("note", fake, real, out)
     def prompts(events: Events) -> list[tuple[Any, Any, Any]]:
         return [(e.get("text"), list(e.get("notifications") or []), list(e.get("context") or []))
                 for e in _of(events, "prompt")]

@@ -30,7 +30,8 @@ Where each event comes from:
 | ``native`` | a subagent request whose task is the call's prompt (Claude Code ran its own agent), and its |
 |  | input: the call's input as the model sent it |
 | ``prompt`` | the model's first request with the person's prompt: the notifications and context read beside it |
-| ``note`` | fake-lich's world after the run: the notes its workers' reports brought within the run, at their time |
+| ``note`` | the model's first request after the runner typed a note fake-lich had due (as lich types it): |
+|  | the submitted text that holds it, and what came beside it |
 | ``rewind`` | the screen, read with the footer: Claude Code's Rewind panel as it opens and closes |
 | ``esc``, ``reload``, ``mode`` | the runner, when it presses the key, reloads, or starts a mode switch |
 | ``resume``, ``host.dies`` | the runner, when it typed ``/exit`` to start Claude Code again, or killed the host |
@@ -104,7 +105,7 @@ class Evidence(Record):
     boots: list[tuple[float, dict[str, Any]]] = field(default_factory=list)  # a session host's start file
     runs: list[RunRecord] = field(default_factory=list)
     bridge: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[tuple[int, str]] = field(default_factory=list)  # lich's notes pending after the run, by due ms
+    notes: list[tuple[str, int]] = field(default_factory=list)  # the notes typed as lich does, main requests before
     ended: float = 0.0  # when the run ended
 
     def to_json(self) -> dict[str, Any]:
@@ -144,7 +145,8 @@ class Evidence(Record):
                             r.get("stderr", ""), r.get("released_ns"),
                             (int(r["exit"][0]), int(r["exit"][1])) if r.get("exit") is not None else None)
                   for r in data.get("runs", [])],
-            bridge=list(data.get("bridge", [])), notes=[(int(at), str(text)) for at, text in data.get("notes", [])],
+            bridge=list(data.get("bridge", [])),
+            notes=[(str(text), int(asked)) for text, asked in data.get("notes", [])],
             ended=float(data.get("ended", 0.0)),
         )
 
@@ -320,10 +322,21 @@ class Extractor:
         return "allow", "mode", passed
 
     def notes(self) -> list[dict[str, Any]]:
-        """The notes fake-lich's workers brought within the run: due by its end (lich's clock is the scenario's:
-        its state was made at t=0). A note due after the run never came."""
-        ended = self.evidence.ms(self.evidence.ended)
-        return [{"t": at, "kind": "note", "text": text} for at, text in sorted(self.evidence.notes) if at <= ended]
+        """Each note typed at the prompt as lich types it, as the model read it: the text block that holds it in
+        the first main request after it was typed, with what came beside it. A note the model never read within
+        the run is no event."""
+        ev = self.evidence
+        out: list[dict[str, Any]] = []
+        for text, asked in ev.notes:
+            wanted = " ".join(text.split())
+            for request in ev.main[asked:]:
+                holding = [t for t in submitted_texts(request.body) if wanted and wanted in " ".join(t.split())]
+                if holding:
+                    notifications, context = beside_prompt(last_user_text(request.body))
+                    beside = {k: v for k, v in (("notifications", notifications), ("context", context)) if v}
+                    out.append({"t": ev.ms(request.time), "kind": "note", "text": holding[0], **beside})
+                    break
+        return out
 
     def runs(self) -> list[dict[str, Any]]:
         out = []
@@ -462,6 +475,17 @@ def beside_prompt(read: str) -> tuple[list[str], list[str]]:
     return notifications, context
 
 
+def submitted_texts(body: Any) -> list[str]:
+    """The texts typed and submitted in a request's last user message: its text blocks, each stripped, without
+    the <system-reminder> blocks Claude Code adds beside them (an interrupted turn's marker is a block of its own)."""
+    messages = [m for m in (body.get("messages") or []) if isinstance(m, dict)] if isinstance(body, dict) else []
+    users = [m for m in messages if m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+    texts = [str(b.get("text", "")).strip() for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return [t for t in texts if t and not t.startswith("<system-reminder>")]
+
+
 def last_user_text(body: Any) -> str:
     """The text of a request's last user message (what the person's prompt came with)."""
     messages = [m for m in (body.get("messages") or []) if isinstance(m, dict)] if isinstance(body, dict) else []
@@ -470,4 +494,4 @@ def last_user_text(body: Any) -> str:
 
 
 __all__ = ["AGENT_HOOK", "MACHINE_PATH", "SPAWN_HOOK", "Evidence", "Extractor", "Request", "RunRecord",
-           "beside_prompt", "cut_path", "kept", "last_user_text", "refusal_of", "step_of"]
+           "beside_prompt", "cut_path", "kept", "last_user_text", "refusal_of", "step_of", "submitted_texts"]

@@ -197,6 +197,10 @@ class _WallClock:
     def ms(self, at: float) -> int:
         return max(0, round((at - (self.t0 or at)) * 1000))
 
+    def at(self, t_ms: int) -> float:
+        """The ``time.time()`` of the scenario's ``t_ms`` (now, before the clock started)."""
+        return time.time() if self.t0 is None else self.t0 + t_ms / 1000
+
     def wait_until(self, t_ms: int, stop: threading.Event) -> None:
         """Let the scenario's own time pass up to t_ms (no-op when already past)."""
         if self.t0 is None:
@@ -264,6 +268,7 @@ class RealRunner:
         self.errands = folder / "errands.txt"  # what the stand-in status module draws after "lich: "
         self.with_errands = any(isinstance(s, steps.Errands) for s in self.scenario.steps)
         self.prompts: list[tuple[str, int]] = []  # the person's prompts: the text, the main requests before it
+        self.notes: list[tuple[str, int]] = []  # the notes typed as lich types them: the text, the requests before
         self._restarts = 0  # continue/resume steps done
         #: call id: when the person answered the dialog whose card named that call, and the answer given
         self.dialogs: dict[str, tuple[float, bool]] = {}
@@ -522,14 +527,15 @@ class RealRunner:
                     self._subagent_call(tui, model, n, step)
                 else:
                     self._calls(tui, model, n, step)
+                self._type_notes(tui, model)  # a note due during the call's turn is typed once it is over
                 continue
             if isinstance(step, steps.At) and isinstance(step.step, steps.HostDies):
                 continue  # mid-open: the next call step kills the host at that moment of its open (plan.host_dies_in)
             self._start_clock()
             if isinstance(step, steps.Wait):
-                self.stop.wait(step.ms / 1000)
+                self._pass_time(tui, model, time.time() + step.ms / 1000)
             elif isinstance(step, steps.Until):
-                self.clock.wait_until(step.t, self.stop)
+                self._pass_time(tui, model, self.clock.at(step.t))
             elif isinstance(step, steps.Esc):
                 self._mark("esc")
                 tui.key("Escape")
@@ -556,6 +562,7 @@ class RealRunner:
             elif not isinstance(step, steps.Footer | steps.Check):  # plan.why_not keeps these out: never skip one
                 raise NotImplementedError(f"the real run cannot drive a {step_key(step)!r} step")
             # footer, check: nothing to do (the engine draws the footer; a check reads the fake's memory)
+            self._type_notes(tui, model)
         return tui
 
     def _plugin_call(self, tui: Tui, model: ConformModel, n: int, step: steps.CallStep) -> None:
@@ -813,10 +820,54 @@ class RealRunner:
             tui.type(END_MARKER)
             model.wait_until(lambda _: all(i in model.results() for i in pending), 60)
             tui.wait_idle(60)
-        self.clock.wait_until(self.plan.end_ms, self.stop)
-        settle = time.monotonic() + 6.5  # one 5 s poll and its redraw
-        while time.monotonic() < settle and not self.stop.is_set():
-            self.stop.wait(0.2)
+        self._pass_time(tui, model, self.clock.at(self.plan.end_ms))
+        self._pass_time(tui, model, time.time() + 6.5)  # one 5 s poll and its redraw
+
+    # -- lich's notes ---------------------------------------------------------------------------------
+
+    def _pass_time(self, tui: Tui, model: ConformModel, until: float) -> None:
+        """Real time passes up to ``until`` (a ``time.time()``), and lich types each note as it falls due."""
+        while not self.stop.is_set():
+            now = time.time()
+            if now >= until:
+                return
+            due = self._next_note_at()
+            if due is not None and due <= now:
+                if not self._type_notes(tui, model):  # the prompt is not free: look again at the next screen read
+                    self.stop.wait(SCREEN_READ_MS / 1000)
+                continue
+            # fake-lich's schedule may change while time passes (a worker opened meanwhile): look again each second
+            self.stop.wait(min(until, due if due is not None else until, now + 1.0) - now)
+
+    def _next_note_at(self) -> float | None:
+        """When fake-lich's next note falls due (a ``time.time()``), if any is pending."""
+        if self.clock.t0 is None or not (self.state / "world.json").exists():
+            return None
+        with contextlib.suppress(Exception):  # a state being written: the next look reads it
+            due = transact(str(self.state), lambda state: state.world.next_note_at())
+            return None if due is None else self.clock.at(due)
+        return None
+
+    def _type_notes(self, tui: Tui, model: ConformModel) -> bool:
+        """lich types each note due by now at the asking session's prompt, between turns; False when the prompt is
+        not free for it. The Rewind panel over the prompt, or a dialog, holds the notes (the keys would land
+        there); a turn still running does not (Claude Code submits what was typed once the turn is over). Typed
+        as a paste, its line breaks stay in the note."""
+        if self.clock.t0 is None or not (self.state / "world.json").exists() or self.plan.printed:
+            return True
+        screen = tui.screen()
+        if REWIND_PANEL.search(screen) or dialog_on(screen) is not None:
+            return False
+        now_ms = self.clock.ms(time.time())
+        try:
+            due = transact(str(self.state), lambda state: state.world.notes_due(now_ms))
+        except Exception as error:  # said so: the run then reads no note, and the lane shows it
+            self.remarks.append(f"fake-lich's notes could not be read: {error}")
+            return True
+        for note in due:
+            self.notes.append((note.text, len(model.main_requests)))
+            tui.paste(note.text)
+        return True
 
     # -- the transcript -------------------------------------------------------------------------------
 
@@ -840,7 +891,7 @@ class RealRunner:
             served=dict(model.served), sent={n: [dict(c) for c in calls] for n, calls in model.sent.items()},
             footers=list(footers), panels=list(panels), marks=[dict(m) for m in self.marks],
             dialogs=dict(self.dialogs), prompts=list(self.prompts), plugin_answers=dict(self.plugin_answers),
-            boots=self._boots(), runs=self._run_records(), bridge=self._bridge_log(), notes=self._notes(),
+            boots=self._boots(), runs=self._run_records(), bridge=self._bridge_log(), notes=list(self.notes),
             ended=time.time(),
         )
 
@@ -875,18 +926,6 @@ class RealRunner:
             with contextlib.suppress(ValueError):
                 lines.append(json.loads(raw))
         return lines
-
-    def _notes(self) -> list[tuple[int, str]]:
-        """Every note fake-lich's workers had due after the run, with its time (the transcript keeps those due
-        within the run)."""
-        if not (self.state / "world.json").exists():
-            return []
-        try:
-            notes = transact(str(self.state), lambda state: state.world.notes_due(10 ** 12))
-        except Exception as error:  # a transcript without notes, said so, rather than no transcript at all
-            self.remarks.append(f"fake-lich's notes could not be read: {error}")
-            return []
-        return [(note.at_ms, note.text) for note in notes]
 
 
 def _request(request: RecordedRequest) -> Request:

@@ -368,6 +368,13 @@ KIT: tuple[Infidelity, ...] = (
                "or its prompt with a full stop", "native", _native_input_changed),
     Infidelity("note dropped", "lane", "lich's note of a worker's report never reaches the session", "note",
                _note_dropped),
+    Infidelity("note read alone", "lane", "lich's note reaches the model without what waited for a prompt beside it "
+               "(Claude Code's notifications, the prompt.submit hooks' context)", "note",
+               lambda: _record_patched(lambda _, kind, fields: (kind, {k: v for k, v in fields.items() if kind != "note"
+                                                                       or k not in ("notifications", "context")}))),
+    Infidelity("note typed over a turn", "order", "lich's note submitted as it falls due, in the middle of a turn "
+               "(Claude Code holds what was typed until the turn is over)", "note.order",
+               lambda: mock.patch.object(FakeClaudeCode, "_prompt_taken", lambda self: self._composer.rewind)),
     Infidelity("toast changed", "lane", "a toast without its last full stop", "toast", _toast_changed),
     Infidelity("dialog counted as the mode", "lane", "a yes at the dialog recorded as the mode's allow", "permission",
                _dialog_as_mode),
@@ -394,6 +401,12 @@ KIT: tuple[Infidelity, ...] = (
                lambda: _record_patched(lambda _, kind, fields: None if kind == "answer" else (kind, fields))),
     Infidelity("launch names another agent", "text", "a taken launch's agentId with a letter more", "answer.agentId",
                lambda: _result_changed(lambda r: {**r, "agentId": f"{r.get('agentId')}x"} if _taken(r) else r)),
+    Infidelity("own agent without its output file", "text", "Claude Code's own agent launched with no outputFile",
+               "answer.launch.fields", lambda: _result_changed(
+                   lambda r: {k: v for k, v in r.items() if k != "outputFile"} if not _taken(r) else r)),
+    Infidelity("taken launch with an output file", "text", "a launch the mod took names an output file",
+               "answer.launch.fields", lambda: _result_changed(
+                   lambda r: {**r, "outputFile": "/tmp/claude-0/tasks/w.output"} if _taken(r) else r)),
     Infidelity("launch read as finished", "text", "a launch answered as a completed report", "answer.report",
                lambda: _result_changed(lambda r: {"status": "completed", "agentId": r.get("agentId"),
                                                   "content": [{"type": "text", "text": "Done."}]})),

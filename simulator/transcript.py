@@ -21,7 +21,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "toast": ("text",),
     "log": ("text",),  # a line the mod wrote to the plugin's log (a cut toast's whole text)
     "footer": ("line", "modes"),  # line: the first lich mode; modes: every mode drawn, in order
-    "note": ("text",),
+    "note": ("text", "notifications", "context"),  # the last two only when something came beside the note
     "esc": (),
     "reload": ("asked",),  # asked: when it was asked for, had it waited for a turn to end
     "mode": ("mode",),  # the session's permission mode was switched (Shift+Tab)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_cards_conformance import selftest
-from agent_cards_conformance.extract import MACHINE_PATH, Evidence, Extractor, kept
+from agent_cards_conformance.extract import MACHINE_PATH, Evidence, Extractor, Request, kept
 from agent_cards_conformance.selftest import EVIDENCE, FIXTURE, extraction_problem, load_evidence, load_fixture
 
 KEPT = load_evidence()
@@ -64,6 +64,37 @@ def test_a_permission_read_from_the_plan_is_seen(monkeypatch: pytest.MonkeyPatch
     assert any("permission" in p for p in problems)
 
 
+def test_a_note_taken_from_what_lich_typed_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extraction that took each note as typed (its text alone, the moment the model was next asked),
+    rather than as the model read it in the request that holds it, makes other transcripts than the real runs."""
+    def as_typed(self: Extractor) -> list[dict[str, Any]]:
+        ev = self.evidence
+        return [{"t": ev.ms(ev.main[asked].time) if asked < len(ev.main) else 0, "kind": "note", "text": text}
+                for text, asked in ev.notes]
+
+    monkeypatch.setattr(Extractor, "notes", as_typed)
+    problems = [extraction_problem(_scenario(f), e, SAVED[f]) for f, e in KEPT.items()]
+    assert any(problems)
+
+
+def test_a_note_the_model_never_read_is_no_event() -> None:
+    """Typed, but no request after it holds it (the run ended first): no note; one that came with the next
+    request is read from there, with what came beside it."""
+    note = '[lich] Session "Session 2" finished the task you handed it (ticket a1b2c301). Its report:\n\nDone.'
+    beside = "<system-reminder>\nprompt.submit hook additional context: it still runs\n</system-reminder>\n"
+    read = {"messages": [{"role": "user", "content": [{"type": "text", "text": beside},
+                                                      {"type": "text", "text": note}]}]}
+    scenario = _scenario("scenarios/report-note.yaml")
+    unread = Evidence(10.0, main=[], notes=[(note, 0)])
+    assert Extractor(scenario, unread).notes() == []
+    came = Evidence(10.0, main=[Request(12.5, read)], notes=[(note, 0)])
+    assert Extractor(scenario, came).notes() == [{"t": 2500, "kind": "note", "text": note,
+                                                  "context": ["it still runs"]}]
+    other = Evidence(10.0, main=[Request(12.5, {"messages": [{"role": "user", "content": "Go on."}]})],
+                     notes=[(note, 0)])
+    assert Extractor(scenario, other).notes() == []
+
+
 def test_kept_evidence_names_no_folder_of_the_machine() -> None:
     text = EVIDENCE.read_text(encoding="utf-8") + FIXTURE.read_text(encoding="utf-8")
     assert "/tmp/" not in text and "conform-" not in text
@@ -92,7 +123,7 @@ def test_every_field_of_the_evidence_survives_its_keeping() -> None:
         footers=[(13.0, "lich: 1 worker"), (14.0, None)], panels=[(15.0, True)], marks=[{"at": 16.0, "kind": "esc"}],
         dialogs={"c1": (17.0, False)}, prompts=[("Go on.", 1)], plugin_answers={"c2": (18.0, {"value": 1})},
         boots=[(19.0, {"events": []})], runs=[RunRecord("git", 20, ["status"], "o", "e", 21, (0, 22))],
-        bridge=[{"t": 23.0}], notes=[(24, "[lich] done")], ended=25.0)
+        bridge=[{"t": 23.0}], notes=[("[lich] done", 1)], ended=25.0)
     data = every.to_json()
     assert all(value not in (None, [], {}, 0.0) for value in data.values()), data
     assert plain(Evidence.from_json(json.loads(json.dumps(data)))) == plain(every)

@@ -116,11 +116,3 @@ def test_a_rejection_is_read_at_the_no_that_made_it_as_at_an_esc() -> None:
     ]
     [answer] = [e for e in in_replay_terms(events) if e["kind"] == "answer"]
     assert answer["t"] == 900
-
-
-def test_the_notes_are_those_lich_brought_within_the_run() -> None:
-    """A note due after the run's end never came: it is not in the real transcript (once every note ever
-    due was, so a fake host that sent a note late matched a real run that never saw it)."""
-    [scenario], _ = load_all([ROOT / "scenarios" / "report-note.yaml"])
-    evidence = Evidence(100.0, notes=[(90_000, "[lich] after the run"), (30_000, "[lich] in time")], ended=140.0)
-    assert Extractor(scenario, evidence).notes() == [{"t": 30_000, "kind": "note", "text": "[lich] in time"}]

@@ -315,6 +315,7 @@ class FakeClaudeCode:
         self._background = _Background()
         self._books = _Books()
         self._composer = _Composer()
+        self._prompt_waiters: list[asyncio.Future[None]] = []  # notes lich waits to type at a free prompt
         self._kept = MemoryStore()  # the session's state as the plugin keeps it across modules and processes
         self._dead = False  # the session host died: the next event that needs it starts another
         self.host_life = AbortSignal()  # the running session host's life: aborted when it dies
@@ -518,6 +519,12 @@ class FakeClaudeCode:
     async def prompt(self, text: str) -> None:
         """The person types a prompt: ``prompt.submit`` down the hooks; the model reads it with what the hooks
         put beside it, after the notifications that waited for a prompt."""
+        told, context = await self._submit(text)
+        self.transcript.record("prompt", text=text, notifications=told, context=context)
+
+    async def _submit(self, text: str) -> tuple[list[str], list[str]]:
+        """Text typed at the prompt and submitted: ``prompt.submit`` down the hooks. What the model reads beside
+        it: the notifications that waited for a prompt, and the hooks' context lines."""
 
         async def core(e: Event) -> HookResult:
             entered: HookResult = {"text": e.get("text"), "origin": e.get("origin")}
@@ -530,7 +537,7 @@ class FakeClaudeCode:
             told, self._books.told = self._books.told, []
             e: Event = {"text": text, "origin": {"kind": "composer"}, "wait": False}
             entered = await self.chain.dispatch("prompt.submit", e, core, ENGINE, self._turn)
-        self.transcript.record("prompt", text=text, notifications=told, context=list(entered.get("context") or []))
+        return told, list(entered.get("context") or [])
 
     async def reload(self) -> None:
         """``register`` runs again in a fresh module; the old module's timers stop; ``session.start`` is
@@ -623,6 +630,8 @@ class FakeClaudeCode:
             yield
         finally:
             composer.busy -= 1
+            if not composer.busy:
+                self._prompt_freed()
         if not composer.busy and composer.reload_asked is not None:  # the turn ended: the reload it held runs
             asked, composer.reload_asked = composer.reload_asked, None
             async with self._lifecycle:
@@ -635,6 +644,7 @@ class FakeClaudeCode:
             return
         self._composer.rewind = False
         self.transcript.record("rewind", open=False)
+        self._prompt_freed()
         if redraw:
             self.schedule_footer()
 
@@ -942,9 +952,37 @@ class FakeClaudeCode:
 
     def _emit_notes(self) -> None:
         self._background.note = None
-        for note in self.executor.notes_due(self.now()):
-            self.transcript.record("note", text=note.text)
+        texts = [note.text for note in self.executor.notes_due(self.now())]
+        if texts:
+            self.spawn(self._type_notes(texts))
         self._arm_notes()
+
+    async def _type_notes(self, texts: list[str]) -> None:
+        """lich types each note at the asking session's prompt between turns, and the session submits it as a
+        prompt: a ``note`` is what the model then reads, with what ``prompt.submit`` put beside it. A turn
+        running, or the Rewind panel over the prompt, holds it until the prompt is free; a session run with
+        ``-p`` has no prompt to type at, and reads none."""
+        for text in texts:
+            while self._prompt_taken():
+                freed = self.loop.create_future()
+                self._prompt_waiters.append(freed)
+                await freed
+            if self._interactive is False:
+                continue
+            told, context = await self._submit(text)
+            beside = {k: v for k, v in (("notifications", told), ("context", context)) if v}
+            self.transcript.record("note", text=text, **beside)
+
+    def _prompt_taken(self) -> bool:
+        """Nothing can be typed at the prompt now: a turn runs, or the Rewind panel is over it."""
+        return bool(self._composer.busy) or self._composer.rewind
+
+    def _prompt_freed(self) -> None:
+        """The prompt may be free again (a turn ended, the Rewind panel closed): whoever waits for it looks."""
+        waiters, self._prompt_waiters = self._prompt_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 def _seen(task: asyncio.Task[ProcessResult]) -> None:

@@ -83,8 +83,11 @@ EVENTS: dict[str, EventKind] = {
         "line": "The footer's first `lich: …` mode, or null when it has none.",
         "modes": "Every mode the footer drew, in order (two `lich: …` modes are two lich lines).",
     }),
-    "note": EventKind("lich typed a note at the asking session's prompt (a worker's report).", {
+    "note": EventKind("The model read a note lich typed at the asking session's prompt (a worker's report), once "
+                      "the prompt was free: no turn running, no Rewind panel over it.", {
         "text": "The note's text; it starts with `[lich]`.",
+        "notifications": "Claude Code's notifications that waited for a prompt and came with the note (absent: none).",
+        "context": "The `prompt.submit` hooks' context lines beside the note (absent: none).",
     }),
     "esc": EventKind("Esc was pressed.", {}),
     "check": EventKind("A `check` step read the mod's state (without drawing the footer).", {

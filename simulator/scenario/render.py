@@ -157,7 +157,9 @@ def event_lines(event: dict[str, Any]) -> list[str]:
         for item in content if isinstance(content, list) else ():
             if isinstance(item, dict) and isinstance(item.get("text"), str):
                 lines.append(f"{_INDENT}+ content: {one_line(item['text'])}")
-    if event["kind"] in ("answer", "prompt"):
+    if event["kind"] == "note":
+        lines += [f"{_INDENT}+ notification: {one_line(str(text))}" for text in event.get("notifications") or ()]
+    if event["kind"] in ("answer", "prompt", "note"):
         lines += [f"{_INDENT}+ context: {one_line(str(line))}" for line in event.get("context") or ()]
     return lines
 
