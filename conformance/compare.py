@@ -399,7 +399,7 @@ def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
             # what of a launch's fields its text shows the model: an agentId line, and an output_file line only
             # for an agent whose output has a file (Claude Code's own; the mod's workers report through lich)
             shown = {"agentId": named is not None, "outputFile": OUTPUT_FILE in text}
-            given = {"agentId": bool(fake.get("agentId")), "outputFile": bool(fake.get("outputFile"))}
+            given = {"agentId": "agentId" in fake, "outputFile": bool(fake.get("outputFile"))}  # an empty id is shown
             if shown != given:
                 wrong = [f"{k} ({'shown' if shown[k] else 'not shown'})" for k in shown if shown[k] != given[k]]
                 return "answer.launch.fields", "the launch's text shows other fields: " + ", ".join(wrong)
@@ -539,12 +539,12 @@ def _first_change(polls: Sequence[Mapping[str, Any]], before: Mapping[str, Any] 
     return None
 
 
-def _polls_lane(fake: Events, real: Events, out: list[Difference]) -> None:
+def _polls_lane(fake: Events, real: Events, out: list[Difference], seen: Sequence[tuple[int, str | None]]) -> None:
     """Each poll-drawn turn: the polls of its window within :data:`POLL_SLACK` of the fake's count (real polls
     drift by their own run time), and none late. A window in which the poll started afresh (:data:`_RESTARTS`)
     is held to none late alone: how many polls come before lich's change there depends on where the restart
     fell, which the real run cannot choose (the mod's invariants still hold the real polls to their 5 s)."""
-    fake_windows = _poll_windows(fake, _seen_turns(fake, real))
+    fake_windows = _poll_windows(fake, seen)
     for n, (f, r) in enumerate(zip(fake_windows, _poll_windows(real, _turns(real)), strict=False), start=1):
         if f[0] != r[0]:
             return  # another footer: the footer lane says so
@@ -709,7 +709,8 @@ def _own_delay(events: Events, index: int) -> tuple[int, bool, Mapping[str, Any]
             cause)
 
 
-def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: bool = False) -> None:
+def _time_lane(fake: Events, real: Events, out: list[Difference], seen: Sequence[tuple[int, str | None]],
+               side_by_side: bool = False) -> None:
     pairs: list[tuple[str, str, int, int]] = []  # (kind, label, fake index, real index)
     index_of = {id(e): i for i, e in enumerate(fake)}
     real_index = {id(e): i for i, e in enumerate(real)}
@@ -735,7 +736,7 @@ def _time_lane(fake: Events, real: Events, out: list[Difference], side_by_side: 
                 paired = same[0]
                 real_left.remove(paired)
                 pairs.append((kind, f"{kind} #{n}", index_of[id(fe)], real_index[id(paired)]))
-    for n, ((fi, _), (ri, _)) in enumerate(zip(_seen_turns(fake, real), _turns(real), strict=False), start=1):
+    for n, ((fi, _), (ri, _)) in enumerate(zip(seen, _turns(real), strict=False), start=1):
         pairs.append(("footer", f"footer #{n}", fi, ri))
     for kind, label, fi, ri in pairs:
         fake_delay = _delay(fake, fi)
@@ -760,11 +761,14 @@ def _spawn_arm(e: Mapping[str, Any]) -> str:
 
 
 def compare(fake: Events, real: Events, *, side_by_side: bool = False,
-            missing_programs: Collection[str] = (), lanes: Collection[str] | None = None) -> Comparison:
+            missing_programs: Collection[str] = (), lanes: Collection[str] | None = None,
+            every_render: bool = False) -> Comparison:
     """The differences; ``side_by_side``: the scenario raises calls in parallel, so what fake-lich numbers by
     the order of its opens is compared as placeholders (:func:`by_order`); ``missing_programs``: programs that
     do not exist in the scenario, whose runs (failing to start) no wrapper can see; ``lanes``: only these
-    (a source that cannot see the others, as the session host's journal cannot see the engine's dialog)."""
+    (a source that cannot see the others, as the session host's journal cannot see the engine's dialog);
+    ``every_render``: the real side logged every footer drawn (a journal), not a screen read now and then, so
+    a lich line the fake drew briefly must be there too."""
     unseen: dict[str, int] = {}
     if missing_programs:
         kept = [e for e in fake if not (e["kind"] == "run" and (e.get("argv") or [None])[0] in missing_programs)]
@@ -790,7 +794,8 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
               sorted((str(e.get("call")), _spawn_arm(e)) for e in _of(real, "spawn")), out)
     _answers(fake, real, out)
     _run_lane(fake, real, out)
-    _polls_lane(fake, real, out)
+    seen = _turns(fake) if every_render else _seen_turns(fake, real)
+    _polls_lane(fake, real, out, seen)
     toasts = [[str(e.get("text")) for e in _of(events, "toast")] for events in (fake, real)]
     toasts[1] = [_cut_alike(f, r, e) for f, r, e in zip(toasts[0] + [""] * len(toasts[1]), toasts[1],
                                                         _of(real, "toast"), strict=False)]
@@ -799,7 +804,7 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
     _sequence("toast", toasts[0], toasts[1], out)
     if not side_by_side:  # calls raised side by side answer and toast in any order between them
         _order_against_answers("toast", fake, real, out)
-    _sequence("footer", [line for _, line in _seen_turns(fake, real)], [line for _, line in _turns(real)], out)
+    _sequence("footer", [line for _, line in seen], [line for _, line in _turns(real)], out)
     _native_lane(fake, real, out)
     def notes(events: Events) -> list[tuple[Any, Any, Any]]:
         return [(e.get("text"), list(e.get("notifications") or []), list(e.get("context") or []))
@@ -821,7 +826,7 @@ def compare(fake: Events, real: Events, *, side_by_side: bool = False,
         return [(e["kind"], e.get("how")) for e in events if e["kind"] in ("resume", "host.dies", "host.start")]
     _sequence("lifecycle", lifecycle(fake), lifecycle(real), out)
     _order_lane(fake, real, out)
-    _time_lane(fake, real, out, side_by_side)
+    _time_lane(fake, real, out, seen, side_by_side)
     if lanes is not None:
         out = [d for d in out if d.lane in lanes]
     for e in fake:

@@ -647,7 +647,7 @@ def replay_and_compare(reported: Reported, file: str) -> list[str]:
         return [f"differs: the written scenario does not read: {str(error).splitlines()[0]}"]
     done = replay(scenario)
     lines = [f"differs: the replay failed: {f.splitlines()[0]}" for f in done.failures]
-    comparison = compare(done.events, reported.events, lanes=JOURNAL_LANES)
+    comparison = compare(done.events, reported.events, lanes=JOURNAL_LANES, every_render=True)
     for diff in comparison.differences:
         if diff.lane == "answer" and diff.key in reported.engine_calls:
             continue  # said once among the notes

@@ -24,6 +24,7 @@ from agent_cards_simulator.scenario.files import load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ("Async agent launched successfully. (…)\nagentId: session-2-9f81 (internal ID …)")
+OWN_LAUNCH = LAUNCH + "\noutput_file: <folder>"  # Claude Code's own agent's launch names its output file
 
 
 def test_the_fake_host_models_the_pinned_engine_and_the_published_tables() -> None:
@@ -59,6 +60,24 @@ def test_a_launch_conforms_by_its_agent_id_and_context() -> None:
     real[1]["read"] = LAUNCH + "\n" + CONTEXT_PREFIX + "Look in lich."
     real[1]["result"] = LAUNCH.replace("9f81", "9f82")
     assert [d.why for d in compare(fake, real).differences] == ["another agentId"]
+
+
+def test_a_launch_text_shows_the_fields_the_fake_gives() -> None:
+    """The agentId line (an empty id shows too) and the output file line: each shown exactly when the fake host's
+    launch has it."""
+    def launch(result: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return _answer(result={"status": "async_launched", **result}), _answer(result=text, read=text)
+
+    empty = "Async agent launched successfully.\nagentId:  (internal ID …)\nThe agent is working."
+    assert compare(*launch({"agentId": "", "outputFile": ""}, empty)).conforms
+    own = "Async agent launched successfully.\nagentId: a1 (internal ID …)\noutput_file: <folder>\nDo NOT Read it."
+    native = {"agentId": "a1", "resolvedModel": "m", "outputFile": "/tmp/claude-0/tasks/a1.output"}
+    assert compare(*launch(native, own)).conforms
+    without = {k: v for k, v in native.items() if k != "outputFile"}
+    assert [(d.check, d.why) for d in compare(*launch(without, own)).differences] == [
+        ("answer.launch.fields", "the launch's text shows other fields: outputFile (shown)")]
+    assert [d.check for d in compare(*launch({"agentId": "", "outputFile": "/x.output"}, empty)).differences] == [
+        "answer.launch.fields"]
 
 
 def _answer(**arm: Any) -> list[dict[str, Any]]:
@@ -326,7 +345,7 @@ def test_a_difference_by_design_excuses_only_the_events_it_names(monkeypatch: py
         if e["kind"] == "spawn":
             e["answer"] = "native"
         if e["kind"] == "answer" and isinstance(e.get("result"), dict) and "resolvedModel" in e["result"]:
-            e["result"] = LAUNCH  # Claude Code's own Explore, as the model reads its launch
+            e["result"] = OWN_LAUNCH  # Claude Code's own Explore, as the model reads its launch
         if e["kind"] == "answer" and e["call"] == key:
             e["result"] = {"message": "Task is not running (status: completed)"}
             e.pop("error", None)
@@ -535,7 +554,7 @@ def test_outside_lich_what_only_the_session_hosts_log_shows_is_not_compared(monk
     monkeypatch.chdir(ROOT)
     [scenario], _ = load_all([Path("scenarios/take/no-lich-bin.yaml")])
     fake = [dict(e) for e in replay(scenario).events]
-    seen = [e if e["kind"] != "answer" else {**e, "result": LAUNCH, "read": ""}  # as the model read it
+    seen = [e if e["kind"] != "answer" else {**e, "result": OWN_LAUNCH, "read": ""}  # as the model read it
             for e in fake if e["kind"] not in ("session.start", "permission", "spawn")]
     result = Result(scenario.file, None, scenario.title, "", fake=fake, real=seen)
     judge(scenario, result)

@@ -406,3 +406,52 @@ async def test_a_host_check_refuses_a_bad_argv() -> None:
     async with fake_host(register) as host:
         await host.call("Agent", dict(AGENT), "toolu_1")
     assert errors == ["host", "host", "host", "host"]
+
+
+# -- lich's notes: typed at the prompt, submitted between turns ---------------------------------------------
+
+_NOTE_SCENARIOS = ("scenarios/note-after-turn.yaml", "scenarios/footer/rewind-panel.yaml",
+                   "scenarios/resume/note-first.yaml")
+
+
+def _note_verdicts() -> dict[str, bool]:
+    from pathlib import Path
+
+    from agent_cards_simulator.scenario.files import load_all
+    from agent_cards_simulator.scenario.replay import replay
+
+    root = Path(__file__).resolve().parents[1]
+    verdicts = {}
+    for file in _NOTE_SCENARIOS:
+        [scenario], problems = load_all([root / file])
+        assert not problems
+        verdicts[file] = replay(scenario).passed
+    return verdicts
+
+
+@pytest.mark.parametrize(("held_by", "fails"), [
+    ("the Rewind panel only", "scenarios/note-after-turn.yaml"),
+    ("a turn only", "scenarios/footer/rewind-panel.yaml"),
+])
+def test_a_note_waits_for_the_turn_and_for_the_panel(held_by: str, fails: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note is submitted once no turn runs and no Rewind panel covers the prompt; a host that forgot either
+    fails the scenario that shows it, and only that one."""
+    assert all(_note_verdicts().values())
+    taken = {"the Rewind panel only": lambda self: self._composer.rewind,
+             "a turn only": lambda self: bool(self._composer.busy)}[held_by]
+    monkeypatch.setattr(FakeClaudeCode, "_prompt_taken", taken)
+    assert {f for f, passed in _note_verdicts().items() if not passed} == {fails}
+
+
+def test_a_note_goes_through_prompt_submit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After --continue the first note carries what waited for a prompt; a note recorded without what
+    prompt.submit and the waiting notifications put beside it fails the scenario that shows it."""
+    original = FakeClaudeCode._submit
+
+    async def bypassed(self: FakeClaudeCode, text: str) -> tuple[list[str], list[str]]:
+        await original(self, text)
+        return [], []
+
+    monkeypatch.setattr(FakeClaudeCode, "_submit", bypassed)
+    assert not _note_verdicts()["scenarios/resume/note-first.yaml"]

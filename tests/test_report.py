@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from agent_cards.bridge import journal as journal_module
 from agent_cards.bridge.generate import env_names
 from agent_cards.bridge.session import BridgeSession
+from agent_cards.record import replace
 from agent_cards_claude_driver.lich_log import LoggedLich
 from agent_cards_conformance import report
 from agent_cards_simulator.lich.install import SetupError
@@ -164,6 +165,25 @@ def test_a_replay_that_differs_is_said_in_one_line_per_place(lich: LoggedLich) -
             r["value"] = {**r["value"], "result": {**r["value"]["result"], "agentId": "someone-else"}}
     lines = report.replay_and_compare(report.report_scenario(records, path.name), "reported.yaml")
     assert any(line.startswith("differs: answer toolu_01A: another agentId") for line in lines), lines
+
+
+@pytest.mark.parametrize("kind", ["call", "answer", "run", "toast", "footer", "native"])
+def test_each_lane_the_journal_shows_is_compared(kind: str, lich: LoggedLich) -> None:
+    """A journal that lost every event of one kind it does show differs in that lane (a lane the comparison
+    of a journal left out would let a report say "as the session went" of another session)."""
+    path, _ = run_session(lich)
+    reported = report.report_scenario(report.read_journal(path), path.name)
+    assert any(e["kind"] == kind for e in reported.events)
+    lost = replace(reported, events=[e for e in reported.events if e["kind"] != kind])
+    lanes = {line.split()[1] for line in report.replay_and_compare(lost, "reported.yaml")}
+    assert kind in lanes or (kind == "answer" and "answer" in lanes), lanes
+
+
+def test_an_open_that_printed_a_name_of_no_text_names_no_worker() -> None:
+    """lich's printed name and label are taken only as text (a number is no name to match or stop)."""
+    script = report._open_script({"argv": ["lich", "open"], "exit": 0, "ms": 800,
+                                  "stdout": '{"name": 5, "label": "Session 2", "delivery": {"status": "pending"}}'})
+    assert "name" not in script and script["label"] == "Session 2"
 
 
 def test_the_journal_says_why_the_host_before_went(lich: LoggedLich, tmp_path: Path,
