@@ -143,7 +143,12 @@ def chance_line(sample: int, population: int, threshold: float) -> str:
     only :data:`WEAK_RATE` passes it (the mutants tried, of those not listed as equivalent)."""
     chance = pass_chance(sample, threshold, WEAK_RATE, population)
     return (f"a tree whose true share killed by an assertion is {WEAK_RATE:.0%} passes {sample} mutants drawn from "
-            f"{population} at {threshold:.0%} with probability {chance:.2%}")
+            f"{population} at {threshold:.0%} with probability {_share(chance)}")
+
+
+def _share(chance: float) -> str:
+    """A probability as a person reads it: two decimals of a percent, or an upper bound below that."""
+    return f"{chance:.2%}" if chance >= 0.0001 or chance == 0 else "under 0.01%"
 
 
 def main(args: list[str]) -> int:

@@ -8,6 +8,7 @@ hypergeometric; with no population given (or one far larger than the sample) it 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 #: The true share of a tree the CI sample is meant to catch, and how rarely such a tree may pass it.
 WEAK_RATE = 0.8
@@ -26,12 +27,13 @@ def pass_chance(n: int, threshold: float, rate: float = WEAK_RATE, population: i
     if n <= 0:
         return 1.0
     least = needed(n, threshold) if threshold <= 1 else n + 1
+    # Exact integers and fractions, divided once: a population of thousands makes terms no float can hold.
     if population is None:
-        return math.fsum(math.comb(n, k) * rate**k * (1 - rate) ** (n - k) for k in range(least, n + 1))
+        p = Fraction(rate).limit_denominator(10**6)  # a share: to a millionth, and the sum stays quick
+        return float(sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(least, n + 1)))
     if not 0 < n <= population:
         raise ValueError(f"a sample of {n} from a population of {population}")
     killed = round(rate * population)
-    total = math.comb(population, n)
-    return math.fsum(math.comb(killed, k) * math.comb(population - killed, n - k)
-                     for k in range(least, min(n, killed) + 1)) / total
+    ways = sum(math.comb(killed, k) * math.comb(population - killed, n - k) for k in range(least, min(n, killed) + 1))
+    return ways / math.comb(population, n)
 

@@ -299,7 +299,10 @@ def test_a_test_is_run_unmutated_once_per_run_and_one_failing_there_does_not_pas
     tests.write_text("def test_good():\n    pass\n\n\ndef test_bad():\n    assert False\n", encoding="utf-8")
     assert run.unmutated_passes(f"{tests}::test_good", 120)
     assert not run.unmutated_passes(f"{tests}::test_bad", 120)
-    assert not run.unmutated_passes(f"{tests}::test_none_such", 120)  # pytest exit 4: no such test
+    # no such test on the tree as it is: only the mutant made it (a plugin mutant collecting a file it should
+    # leave alone), so it cannot fail without the mutant; a file that is not there at all is no such case
+    assert run.unmutated_passes(f"{tests}::test_none_such", 120)
+    assert not run.unmutated_passes(f"{tmp_path / 'test_gone.py'}::test_good", 120)
     checked: list[str] = []
 
     def check(test_id: str, limit: float) -> bool:
@@ -402,6 +405,12 @@ def test_the_chance_a_weak_tree_passes_a_sample_is_counted_exactly() -> None:
     assert pass_chance(3, 0.5, 0.8, 10) == pytest.approx(1 - math.comb(8, 1) * math.comb(2, 2) / math.comb(10, 3))
     assert pass_chance(5, 0.9, 1.0, 50) == 1.0
     assert pass_chance(100, 0.9) < pass_chance(40, 0.9) < pass_chance(8, 0.9)
+    from agent_cards_mutation.command import chance_line
+
+    assert chance_line(100, 903, 0.9).endswith("with probability 0.37%")
+    assert chance_line(240, 5262, 0.9).endswith("with probability under 0.01%")  # never a bare 0.00%
+    # a judge-sized population and sample: terms past any float, the chance still a probability
+    assert 0.0 < pass_chance(240, 0.9, 0.8, 5260) < 1e-4 and 0.0 < pass_chance(2000, 0.9) < 1e-30
     with pytest.raises(ValueError, match="a sample of 11 from a population of 10"):
         pass_chance(11, 0.9, 0.8, 10)
 

@@ -28,9 +28,14 @@ class _Outcomes:
     def pytest_configure(self, config: pytest.Config) -> None:
         self.plugin = config.pluginmanager.get_plugin("agent_cards_scenarios")
 
+        self.said: dict[str, str] = {}  # what pytest says of a failed file
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.failed:
-            self.by_file[Path(report.nodeid.split("::")[0]).name] = report.outcome
+            name = Path(report.nodeid.split("::")[0]).name
+            self.by_file[name] = report.outcome
+            if report.failed:
+                self.said[name] = report.longreprtext
 
 
 def pytest_here(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, _Outcomes]:
@@ -56,3 +61,85 @@ def test_the_plugin_in_this_process_fails_a_failing_scenario_and_passes_one_that
     assert seen.plugin is pytest_plugin  # the plugin that judged is the one this process imported
     assert seen.by_file == {"fails.yaml": "failed", "holds.yaml": "passed"}
     assert status == pytest.ExitCode.TESTS_FAILED
+
+
+def test_the_plugin_says_each_failure_on_a_line_of_its_own_and_no_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scenario whose two expectations fail, and one that does not read for two reasons: pytest says each
+    as a FILE:LINE line of its own, as `agent-cards replay` does, and shows none of the plugin's code."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    shutil.copy(ROOT / "scenarios" / "clauses.yaml", cases / "clauses.yaml")
+    (cases / "fails.yaml").write_text(FAILING.read_text(encoding="utf-8") + "  - no footer\n", encoding="utf-8")
+    (cases / "invalid.yaml").write_text("title: two wrong keys\nclauses: [TAKE-TYPE]\nsteps:\n"
+                                        "  - call: {descripton: A, prompt: B}\n  - wiat: 10\n", encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+                                         "agent_cards_scenarios = cases\n", encoding="utf-8")
+    pytest_here(tmp_path, monkeypatch, "--snapshot-update")
+    _, seen = pytest_here(tmp_path, monkeypatch)
+    assert seen.by_file == {"fails.yaml": "failed", "invalid.yaml": "failed"}
+    for name, lines in (("fails.yaml", 2), ("invalid.yaml", 2)):
+        said = [line for line in seen.said[name].splitlines() if line.strip()]
+        located = [line for line in said if line.lstrip().startswith(f"cases/{name}:") or f"{name}:" in line]
+        assert len(located) >= lines, seen.said[name]
+        assert "Traceback" not in seen.said[name] and "def _replay_scenario" not in seen.said[name], seen.said[name]
+
+
+def _cases(tmp_path: Path, folders: str | None) -> Path:
+    cases = tmp_path / "cases" / "deep"
+    cases.mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "clauses.yaml", cases / "clauses.yaml")
+    shutil.copy(ROOT / "scenarios" / "deliver" / "pending-shared.yaml", cases / "holds.yaml")
+    (tmp_path / "elsewhere.yaml").write_text("not: a scenario\n", encoding="utf-8")
+    ini = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    (tmp_path / "pytest.ini").write_text(ini + (f"agent_cards_scenarios = {folders}\n" if folders else ""),
+                                         encoding="utf-8")
+    return cases
+
+
+def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, _Outcomes]:
+    seen = _Outcomes()
+    monkeypatch.chdir(tmp_path)
+    status = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", *args, "."],
+                         plugins=[seen])
+    return int(status), seen
+
+
+def test_the_plugin_collects_only_the_scenarios_of_the_folders_it_is_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the setting nothing is collected (the plugin is inert); with it, every scenario at any depth of
+    the folder, never the clause list, a file outside the folder, or the snapshots beside the scenarios."""
+    _cases(tmp_path, None)
+    status, seen = _here(tmp_path, monkeypatch)
+    assert (status, seen.by_file) == (pytest.ExitCode.NO_TESTS_COLLECTED, {})
+    (tmp_path / "pytest.ini").unlink()
+    shutil.rmtree(tmp_path / "cases")
+    cases = _cases(tmp_path, "cases")
+    _here(tmp_path, monkeypatch, "--snapshot-update")
+    (cases / "__snapshots__" / "stray.yaml").write_text("not: a scenario\n", encoding="utf-8")
+    status, seen = _here(tmp_path, monkeypatch, "--snapshot-warn-unused")  # syrupy's own word on a stray file
+    assert (status, seen.by_file) == (pytest.ExitCode.OK, {"holds.yaml": "passed"})
+
+
+def test_a_scenario_with_no_snapshot_fails_and_says_how_to_write_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _cases(tmp_path, "cases")
+    status, seen = _here(tmp_path, monkeypatch)
+    assert (status, seen.by_file) == (pytest.ExitCode.TESTS_FAILED, {"holds.yaml": "failed"})
+    said = seen.said["holds.yaml"]
+    assert "holds.yaml:1: this scenario has no snapshot yet" in said and "pytest --snapshot-update" in said
+    assert "Traceback" not in said and "def _replay_scenario" not in said, said
+    status, _ = _here(tmp_path, monkeypatch, "--snapshot-update")  # written, then it holds
+    assert status == pytest.ExitCode.OK and _here(tmp_path, monkeypatch)[0] == pytest.ExitCode.OK
+
+
+def test_a_scenario_naming_a_clause_its_folder_does_not_know_fails_at_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each folder's clause list is read once and held against every scenario in it."""
+    cases = _cases(tmp_path, "cases")
+    text = (cases / "holds.yaml").read_text(encoding="utf-8")
+    (cases / "unknown.yaml").write_text(text.replace("clauses: [", "clauses: [NO-SUCH-CLAUSE, ", 1), encoding="utf-8")
+    _here(tmp_path, monkeypatch, "--snapshot-update")
+    status, seen = _here(tmp_path, monkeypatch)
+    assert (status, seen.by_file) == (pytest.ExitCode.TESTS_FAILED, {"holds.yaml": "passed", "unknown.yaml": "failed"})
+    assert "unknown.yaml:2:" in seen.said["unknown.yaml"] and "NO-SUCH-CLAUSE" in seen.said["unknown.yaml"]
