@@ -652,8 +652,8 @@ def _delay(events: Events, index: int, like: Mapping[str, Any] | None = None
     other side, which this side's time is counted from too when it has it (each side's own latest cause can
     be another event, and the two delays then measure different things)."""
     found = _own_delay(events, index)
-    if found is None or like is None:
-        return found
+    if found is None or like is None or _same_cause(found[2], like):
+        return found  # this side's own cause already stands for the other's (a note's own open, by its ticket)
     same = _cause(events, index, lambda c: _same_cause(c, like))
     if same is None or same is found[2]:
         return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -236,6 +237,44 @@ def test_a_footer_that_changes_seconds_late_is_seen() -> None:
     assert compare(cleared(0), cleared(400)).conforms
     late = compare(cleared(2500), cleared(0)).differences
     assert [(d.lane, d.check) for d in late] == [("time", "time.footer")]
+
+
+@pytest.mark.parametrize(("kind", "published"), [("footer", 2000), ("toast", 3000), ("note", 2000)])
+def test_each_time_allowance_is_the_published_one_to_the_millisecond(kind: str, published: int) -> None:
+    """A footer, a toast (any other event: 3000 ms plus 5% of its own delay) and a note: at the allowance it
+    conforms, a millisecond past it differs (docs/conformance.md states each allowance)."""
+    def drawn(after: int) -> list[dict[str, Any]]:
+        event = {"footer": {"kind": "footer", "line": "lich: 1 worker"}, "toast": {"kind": "toast", "text": "x"},
+                 "note": {"kind": "note", "text": "[lich] done"}}[kind]
+        return [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"},
+                {"t": 800, "kind": "answer", "call": "c1", "result": "ok"}, {"t": 800 + after, **event}]
+    share = round(TOLERANCES["event"].share * 1000) if kind == "toast" else 0  # 5% of the fake's 1000 ms
+    edge = published + share
+    assert TOLERANCES["event" if kind == "toast" else kind].ms == published
+    assert not [d for d in compare(drawn(1000), drawn(1000 + edge)).differences if d.lane == "time"]
+    assert [d.check for d in compare(drawn(1000), drawn(1000 + edge + 1)).differences if d.lane == "time"] == [
+        f"time.{kind}"]
+
+
+def test_a_note_is_timed_from_the_open_that_holds_its_ticket_or_the_hold_that_ended_at_its_ms() -> None:
+    """lich's clock: the report of the first of two workers counts from the first open (its ticket), not the
+    last call; a note the fake host held for the Rewind panel counts from the panel's closing."""
+    def opened(t: int, ticket: str) -> dict[str, Any]:
+        return {"t": t, "kind": "run", "argv": ["lich", "open", "--json"], "exit": 0, "ms": 800,
+                "stdout": json.dumps({"delivery": {"ticket": ticket}}, separators=(",", ":"))}
+
+    note = {"kind": "note", "text": "[lich] Session \"Session 2\" finished the task you handed it (ticket a1). Done."}
+    fake = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"}, opened(0, "a1"),
+            {"t": 3000, "kind": "call", "call": "c2", "tool": "Agent"}, opened(3000, "a2"), {"t": 9000, **note}]
+    real = [{**fake[0]}, opened(100, "a1"), {**fake[2], "t": 6000}, opened(6100, "a2"), {"t": 9100, **note}]
+    assert not [d for d in compare(fake, real).differences if d.lane == "time"]  # 9000 after its open, both
+    late = [*real[:4], {"t": 12_200, **note}]  # as far from the last call as the fake's: 3 s late for its open
+    assert [d.check for d in compare(fake, late).differences if d.lane == "time"] == ["time.note"]
+    held = [{"t": 0, "kind": "call", "call": "c1", "tool": "Agent"}, opened(0, "a1"),
+            {"t": 2000, "kind": "rewind", "open": True}, {"t": 11_500, "kind": "rewind", "open": False},
+            {"t": 11_500, **note}]
+    shifted = [*held[:2], {**held[2], "t": 2900}, {**held[3], "t": 14_000}, {"t": 14_300, **note}]
+    assert not [d for d in compare(held, shifted).differences if d.lane == "time" and d.check == "time.note"]
 
 
 def test_a_spawn_is_timed_from_the_same_cause_on_both_sides() -> None:

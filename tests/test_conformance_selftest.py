@@ -88,3 +88,27 @@ def test_a_plant_aimed_at_no_check_of_the_comparison_fails() -> None:
     [toast] = [p for p in KIT if p.aims == "toast"]
     test = self_test([Infidelity(toast.name, toast.kind, toast.what, "toast colour", toast.patch)])
     assert any("which the comparison does not make" in problem for problem in test.problems)
+
+
+def test_every_difference_of_the_kit_is_in_the_lane_its_check_names(monkeypatch: pytest.MonkeyPatch,
+                                                                    replays: Replays) -> None:
+    """Over every plant on every saved run: each difference found sits in the lane its check's row names."""
+    seen: list[Any] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Comparison:
+        comparison = compare(*args, **kwargs)
+        seen.extend(comparison.differences)
+        return comparison
+
+    monkeypatch.setattr(selftest, "compare", recording)
+    assert self_test(replays=replays).passed
+    assert {d.check for d in seen} == CHECKS.keys() - UNPROVEN.keys()
+    assert not {(d.check, d.lane) for d in seen if CHECKS[d.check][0] != d.lane}
+
+
+def test_every_check_tolerance_and_normalisation_says_what_it_is_to_a_person() -> None:
+    from agent_cards_conformance.compare import NORMALISATIONS, TOLERANCES
+
+    assert all(lane and len(what.split()) >= 3 for lane, what in CHECKS.values()), CHECKS
+    assert all(len(t.why.split()) >= 5 for t in TOLERANCES.values()), TOLERANCES
+    assert all(len(str(what).split()) >= 5 for what in NORMALISATIONS.values()), NORMALISATIONS
