@@ -41,7 +41,7 @@ class _Outcomes:
 def pytest_here(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, _Outcomes]:
     seen = _Outcomes()
     monkeypatch.chdir(folder)
-    status = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", *args, "cases"],
+    status = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", *args, "."],
                          plugins=[seen])
     return int(status), seen
 
@@ -97,40 +97,32 @@ def _cases(tmp_path: Path, folders: str | None) -> Path:
     return cases
 
 
-def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, _Outcomes]:
-    seen = _Outcomes()
-    monkeypatch.chdir(tmp_path)
-    status = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", *args, "."],
-                         plugins=[seen])
-    return int(status), seen
-
-
 def test_the_plugin_collects_only_the_scenarios_of_the_folders_it_is_given(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the setting nothing is collected (the plugin is inert); with it, every scenario at any depth of
     the folder, never the clause list, a file outside the folder, or the snapshots beside the scenarios."""
     _cases(tmp_path, None)
-    status, seen = _here(tmp_path, monkeypatch)
+    status, seen = pytest_here(tmp_path, monkeypatch)
     assert (status, seen.by_file) == (pytest.ExitCode.NO_TESTS_COLLECTED, {})
     (tmp_path / "pytest.ini").unlink()
     shutil.rmtree(tmp_path / "cases")
     cases = _cases(tmp_path, "cases")
-    _here(tmp_path, monkeypatch, "--snapshot-update")
+    pytest_here(tmp_path, monkeypatch, "--snapshot-update")
     (cases / "__snapshots__" / "stray.yaml").write_text("not: a scenario\n", encoding="utf-8")
-    status, seen = _here(tmp_path, monkeypatch, "--snapshot-warn-unused")  # syrupy's own word on a stray file
+    status, seen = pytest_here(tmp_path, monkeypatch, "--snapshot-warn-unused")  # syrupy's own word on a stray file
     assert (status, seen.by_file) == (pytest.ExitCode.OK, {"holds.yaml": "passed"})
 
 
 def test_a_scenario_with_no_snapshot_fails_and_says_how_to_write_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _cases(tmp_path, "cases")
-    status, seen = _here(tmp_path, monkeypatch)
+    status, seen = pytest_here(tmp_path, monkeypatch)
     assert (status, seen.by_file) == (pytest.ExitCode.TESTS_FAILED, {"holds.yaml": "failed"})
     said = seen.said["holds.yaml"]
     assert "holds.yaml:1: this scenario has no snapshot yet" in said and "pytest --snapshot-update" in said
     assert "Traceback" not in said and "def _replay_scenario" not in said, said
-    status, _ = _here(tmp_path, monkeypatch, "--snapshot-update")  # written, then it holds
-    assert status == pytest.ExitCode.OK and _here(tmp_path, monkeypatch)[0] == pytest.ExitCode.OK
+    status, _ = pytest_here(tmp_path, monkeypatch, "--snapshot-update")  # written, then it holds
+    assert status == pytest.ExitCode.OK and pytest_here(tmp_path, monkeypatch)[0] == pytest.ExitCode.OK
 
 
 def test_a_scenario_naming_a_clause_its_folder_does_not_know_fails_at_its_line(
@@ -139,7 +131,7 @@ def test_a_scenario_naming_a_clause_its_folder_does_not_know_fails_at_its_line(
     cases = _cases(tmp_path, "cases")
     text = (cases / "holds.yaml").read_text(encoding="utf-8")
     (cases / "unknown.yaml").write_text(text.replace("clauses: [", "clauses: [NO-SUCH-CLAUSE, ", 1), encoding="utf-8")
-    _here(tmp_path, monkeypatch, "--snapshot-update")
-    status, seen = _here(tmp_path, monkeypatch)
+    pytest_here(tmp_path, monkeypatch, "--snapshot-update")
+    status, seen = pytest_here(tmp_path, monkeypatch)
     assert (status, seen.by_file) == (pytest.ExitCode.TESTS_FAILED, {"holds.yaml": "passed", "unknown.yaml": "failed"})
     assert "unknown.yaml:2:" in seen.said["unknown.yaml"] and "NO-SUCH-CLAUSE" in seen.said["unknown.yaml"]
