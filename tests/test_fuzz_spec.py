@@ -132,6 +132,17 @@ def test_a_continue_read_back_with_a_name_of_the_wrong_type_is_examined() -> Non
     assert checked.violation is None or checked.violation.kind != "replay-failed", checked.violation
 
 
+def test_the_oracle_knows_a_note_before_any_prompt_tells_the_model_a_kept_worker_runs() -> None:
+    """lich's note is submitted at the prompt: after a new process, when it comes first, the line is beside it
+    (the model of the spec once looked only at the person's prompts, and the mod that was right failed it)."""
+    scenario = read_checked(ROOT / "scenarios" / "resume" / "note-first.yaml")
+    assert not list(oracle.SpecModel(scenario, replay(scenario).events).disagreements())
+    with planted(PLANT["kept-worker-not-told"]):
+        events = replay(scenario).events
+    [told] = [d for d in oracle.SpecModel(scenario, events).disagreements() if d.kind == "oracle-resume"]
+    assert "the note at t=6000" in told.message and list(told.expect) == ["note"]
+
+
 def test_the_oracle_knows_the_model_is_told_a_kept_worker_runs() -> None:
     scenario = read_checked(ROOT / "scenarios" / "resume" / "continue.yaml")
     with planted(PLANT["kept-worker-not-told"]):

@@ -582,11 +582,11 @@ class SpecModel:
         return [w for w in self.book.workers if w.surely(t) or (w.sure and w.added < t and w.gone == t)]
 
     def first_prompt(self, index: int) -> tuple[int, dict[str, Any]] | None:
-        """The first prompt after the ``resume`` event at ``index``, if no other new process, reload or
-        host's death came first."""
+        """The first prompt after the ``resume`` event at ``index`` (the person's, or a note lich typed: both are
+        submitted at the prompt), if no other new process, reload or host's death came first."""
         for j in range(index + 1, len(self.events)):
             e = self.events[j]
-            if e["kind"] == "prompt":
+            if e["kind"] in ("prompt", "note"):
                 return j, e
             if e["kind"] in ("resume", "reload", "host.dies"):
                 return None
@@ -594,7 +594,7 @@ class SpecModel:
 
     def _told(self) -> Iterator[Disagreement]:
         """Kept state: after a new process, Claude Code tells the model every agent it launched failed; the
-        next prompt carries one line per worker still counted (``resume.still_running``), none for a worker
+        next prompt (or note) carries one line per worker still counted (``resume.still_running``), none for a worker
         lich no longer lists."""
         for index in self.resumes:
             found = self.first_prompt(index)
@@ -605,14 +605,15 @@ class SpecModel:
             for worker in self.kept(index):
                 told = any(f"agentId {worker.name}" in c for c in context)
                 line = f"agentId {worker.name}"
+                kind = prompt["kind"]
                 if worker.surely(prompt["t"]) and not told:
-                    yield Disagreement("oracle-resume", f"the prompt at t={prompt['t']} after a new process does not "
+                    yield Disagreement("oracle-resume", f"the {kind} at t={prompt['t']} after a new process does not "
                                        f"tell the model that the kept worker {worker.name!r} still runs", j,
-                                       {"prompt": {"t": prompt["t"], "context": {"contains": line}}})
+                                       {kind: {"t": prompt["t"], "context": {"contains": line}}})
                 elif not worker.maybe(prompt["t"]) and told:
-                    yield Disagreement("oracle-resume", f"the prompt at t={prompt['t']} after a new process tells the "
+                    yield Disagreement("oracle-resume", f"the {kind} at t={prompt['t']} after a new process tells the "
                                        f"model that {worker.name!r} still runs, which lich no longer lists", j,
-                                       {"prompt": {"t": prompt["t"], "context": {"not": {"contains": line}}}})
+                                       {kind: {"t": prompt["t"], "context": {"not": {"contains": line}}}})
 
     def _polls(self) -> Iterator[Disagreement]:
         """FOOTER-POLL: never a read while no worker can be counted; one every 5 s while one surely is."""

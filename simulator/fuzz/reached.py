@@ -38,10 +38,10 @@ def _note_after_reload(model: SpecModel, events: Events) -> bool:
 
 
 def _note_while_reload_waits(model: SpecModel, events: Events) -> bool:
-    """A worker's [lich] note lands while a reload asked for mid-turn waits for the turn to end (from the
-    module still loaded)."""
+    """A worker's [lich] note falls due while a reload asked for mid-turn waits for the turn to end: both wait
+    for it, and the model reads the note as the turn ends, with the reload."""
     held = [(e["asked"], e["t"]) for e in events if e["kind"] == "reload" and e.get("asked") is not None]
-    return any(e["kind"] == "note" and asked <= e["t"] < done for e in events for asked, done in held)
+    return any(e["kind"] == "note" and asked <= e["t"] <= done for e in events for asked, done in held)
 
 
 def _first_read(events: Events, index: int) -> dict[str, Any] | None:
@@ -139,7 +139,7 @@ STATES: dict[str, TargetState] = {
     "stop-refused-then-finished": TargetState("a TaskStop lich refused, then the worker finished by a read",
                                               _refused_then_finished),
     "note-after-reload": TargetState("a worker's [lich] note after a reload with workers counted", _note_after_reload),
-    "note-while-reload-pending": TargetState("a worker's [lich] note while a reload waits for the turn to end",
+    "note-while-reload-pending": TargetState("a worker's [lich] note due while a reload waits for the turn to end",
                                              _note_while_reload_waits),
     "esc-during-base-read": TargetState("Esc while git branch --show-current runs for an isolated call",
                                         _esc_during_base_read),
