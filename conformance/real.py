@@ -763,10 +763,10 @@ class RealRunner:
         esc_at = self._esc_moment(step, served, n)
         dies_in = [self.plan.host_dies_in[i] for i in ids if i in self.plan.host_dies_in]  # at: T host.dies
         deadline = time.monotonic() + STEP_TIMEOUT_S + max(self._open_ms(c) for c in step.calls) / 1000
-        interrupted = False
+        interrupted = refused = False  # Esc was pressed; a dialog was answered "no" (either ends the turn)
         while True:
             answered = model.results()
-            if all(i in answered for i in ids) or interrupted:
+            if all(i in answered for i in ids) or interrupted or refused:
                 break
             if esc_due and esc_at is None:  # waiting for the open to start
                 esc_at = self._esc_moment(step, served, n)
@@ -792,7 +792,7 @@ class RealRunner:
                     continue
                 self.dialogs[call_id] = (pressed, yes)
                 del asks[call_id]
-                interrupted = not yes
+                refused = refused or not yes
                 continue
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"step {n}'s calls were never answered:\n{screen}")
@@ -802,6 +802,8 @@ class RealRunner:
         if interrupted:
             with contextlib.suppress(TimeoutError):
                 tui.wait_for("Interrupted", 30)
+        elif refused:  # no call may be running to say "Interrupted": the turn's end is its spinner gone
+            tui.wait_idle(30)
 
     def _open_ms(self, call: steps.ToolCall) -> int:
         """How long the call's open may take: its scripted ms, or the mod's timeout for an open that hangs."""

@@ -33,6 +33,9 @@ let failure = '' // why no Python can serve this session; '' while one can
 let warned = false // the bridge's own toast is shown once per session
 let cancelled = [] // dispatches the engine gave up on, told to the host with the next request
 let serial = 0
+// The tool calls' first answers, acted on in the order the engine asked: calls of one reply then reach its
+// permission check (and their dialogs the person) in the model's order, whichever answer the socket brings first.
+let firstAnswers = Promise.resolve()
 let agentTexts = AGENT // the bridge's agent texts in the session's language, from the host's hello
 let inside = null // whether the session runs inside lich (LICH_BIN and LICH_SESSION_ID set): no host otherwise
 let restart = null // the timer that starts a host again after one died with workers counted
@@ -318,6 +321,9 @@ async function dispatch($, hook, e, next) {
   let request = { op: 'event', id, hook, e, origin: next.origin, event: next.event, waited: since - asked }
   let beneath = null
   let busy = []
+  const earlier = firstAnswers
+  let inTurn = null // resolved once this call's first answer is acted on, after every earlier call's
+  if (next.event === 'tool.call') firstAnswers = new Promise((resolve) => { inTurn = resolve })
   try {
     for (;;) {
       if (cancelled.length) {
@@ -327,6 +333,11 @@ async function dispatch($, hook, e, next) {
       // Before next(e) a hung host must leave time for the native call; after it nothing can fall back, so
       // the module waits nearly as long as the engine's own fetch does for the mod's answer, which replaces next's.
       const answer = await step($, h, request, beneath ? AFTER_NEXT_LIMIT_MS : STEP_LIMIT_MS, next.signal)
+      if (inTurn) {
+        await earlier
+        inTurn()
+        inTurn = null
+      }
       for (const effect of answer.effects || []) if (typeof effect.toast === 'string') $.ui.toast(effect.toast)
       if (answer.kind === 'done') return answer.value
       if (answer.kind === 'failed') throw new Error(`the mod failed: ${answer.error}`)
@@ -350,6 +361,7 @@ async function dispatch($, hook, e, next) {
       }
     }
   } catch (error) {
+    if (inTurn) void earlier.then(inTurn) // a call that failed keeps its place: later ones still wait for earlier ones
     cancelled.push(id)
     if (beneath) {
       // next(e) already ran: its result stands and nothing runs twice.

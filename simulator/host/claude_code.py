@@ -826,9 +826,10 @@ class FakeClaudeCode:
         """The permission check; the refusal text, or None when the call may run.
 
         A person answers one dialog at a time: a call that comes to its dialog while another is on screen
-        waits for it. "No" ends the turn (measured on 2.1.328: two Agent calls of one reply, "no" at the first
-        dialog: one dialog shown, both calls answered with the rejection, nothing opened), so a call still
-        waiting for its dialog then is never asked."""
+        waits for it, in the order the calls reached the check (the engine's order, which the plugin's
+        bridge keeps). "No" ends the turn (measured on 2.1.328: two Agent calls of one reply, "no" at the
+        first dialog: one dialog shown, both calls answered with the rejection, nothing opened), so a call
+        still waiting for its dialog then is never asked."""
         if permission.decision == "ask" and permission.answer is not None:
             async with self._dialog:
                 if turn.aborted:

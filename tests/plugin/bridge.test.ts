@@ -212,6 +212,32 @@ test('outside lich (no LICH_SESSION_ID) no host is spawned, and an Agent call go
   expect(answer.result).toEqual({ native: 'Agent', prompt: 'p' })
 })
 
+test('calls asked at once reach the check beneath in the order asked, whichever answer comes back first', async ($, on) => {
+  // Two Agent calls of one reply: the socket brings the second call's answer while the first's is still held.
+  // Acted on as they came, the second would reach the permission check first, and its dialog would come first.
+  let releaseFirst = () => {}
+  const firstHeld = new Promise((resolve) => {
+    releaseFirst = resolve
+  })
+  let secondAnswered = false
+  const world = pythonSide(on, async (request) => {
+    if (request.op === 'resume') return { kind: 'done', value: request.value, effects: [] }
+    if (request.e.tool_use_id === 'toolu_1') await firstHeld
+    else secondAnswered = true
+    return { kind: 'next', e: request.e, effects: [] }
+  })
+  await started($, world)
+  const first = $.tool.call(AGENT)
+  const second = $.tool.call({ ...AGENT, tool_use_id: 'toolu_2', description: 'Fix logout' })
+  await until(() => secondAnswered, "the second call's answer was sent")
+  await sleep(30) // nothing to wait on: the second call must not move while the first's answer is held
+  expect(world.natives).toEqual([])
+  releaseFirst()
+  await Promise.all([first, second])
+  expect(world.natives.map((e) => e.tool_use_id)).toEqual(['toolu_1', 'toolu_2'])
+  world.end()
+})
+
 test('each hook forwards to the host and returns its answer', async ($, on) => {
   const answers = {
     'tool.call:Agent': { result: { status: 'async_launched', agentId: 'session-2-9f81' } },
@@ -308,6 +334,17 @@ test('a fetch that fails before next: native, with one toast', async ($, on) => 
   expect(world.spawns.length).toBe(2)
   expect(JSON.parse(world.spawns[0].input).after).toBe(null)
   expect(JSON.parse(world.spawns[1].input).after).toMatch(/^the event step failed: /)
+  world.end()
+})
+
+test('a call whose step failed keeps no later call waiting for its answer', async ($, on) => {
+  const world = pythonSide(on, (request) => {
+    if (request.op === 'event' && request.e.tool_use_id === 'toolu_1') throw new Error('connection refused')
+    return TAKEN()
+  })
+  await started($, world)
+  expect((await $.tool.call(AGENT)).result).toEqual({ native: 'Agent', prompt: 'Fix the auth flow.' })
+  expect((await $.tool.call({ ...AGENT, tool_use_id: 'toolu_2' })).result).toBe('taken')
   world.end()
 })
 
