@@ -38,7 +38,7 @@ def test_the_fake_host_models_the_pinned_engine_and_the_published_tables() -> No
 def test_a_table_of_a_build_the_fake_host_does_not_model_says_so() -> None:
     from agent_cards_conformance.command import table
 
-    note = "The fake host models Claude Code 2.1.328 and 2.1.332, not this build"
+    note = "The fake host models Claude Code 2.1.328, 2.1.332 and 2.1.337, not this build"
     assert note in table([], "2.1.999")
     assert "not this build" not in table([], ENGINE_VERSIONS[-1])
 

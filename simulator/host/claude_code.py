@@ -66,7 +66,7 @@ from agent_cards_simulator.transcript import Transcript
 #: The builds of the real Claude Code this fake host models, oldest first. They differ in nothing it draws:
 #: the facts written here were measured on the first and seen again on the others (``agent-cards conform``
 #: runs the scenarios on a build and says so when it is none of these).
-ENGINE_VERSIONS = ("2.1.328", "2.1.332")
+ENGINE_VERSIONS = ("2.1.328", "2.1.332", "2.1.337")
 MOD_PLUGIN = "agent-cards"
 STATUS_PLUGIN = "lich-status"  # lich's own status module: draws the errands part of the lich line
 #: Claude Code's built-in agent types (2.1.328: its unknown-type error lists ``claude`` too).
