@@ -17,7 +17,7 @@ import contextlib
 import functools
 import gc
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from agent_cards.engine import ENGINE, Origin
@@ -181,7 +181,7 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
             work = _replay(scenario, loop, executor)
             return loop.run_until_complete(work)
         except BaseException:  # a Ctrl-C mid-replay: its tasks are ended here, not reported as destroyed
-            _end_tasks(loop)
+            _end_tasks(loop, work)
             raise
         finally:
             # A Ctrl-C before the loop took the coroutine: close it, so that no "never awaited" warning
@@ -191,13 +191,15 @@ def replay(scenario: Scenario, executor: ExecutorFactory = virtual_executor) -> 
             loop.close()
 
 
-def _end_tasks(loop: asyncio.AbstractEventLoop) -> None:
+def _end_tasks(loop: asyncio.AbstractEventLoop, main: Coroutine[Any, Any, Any] | None = None) -> None:
     """Cancel the tasks an interrupted replay left and let them unwind, as ``asyncio.run`` does.
 
     A task that cannot end is left to go without the loop reporting it destroyed while pending: the
     interrupt's doing, which the command says in its one line. The interrupt can land between the loop
     taking a callback off its ready queue and running it: when that callback was a task's wake-up, the
-    task waits on a future already done and never runs again, whatever is cancelled."""
+    task waits on a future already done and never runs again, whatever is cancelled. It can also land
+    in the loop's ``call_soon`` as ``run_until_complete`` makes the task of ``main``, the replay's own
+    coroutine: that task is then neither scheduled nor among the loop's tasks, and is left too."""
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in pending:
         task.cancel()
@@ -207,15 +209,17 @@ def _end_tasks(loop: asyncio.AbstractEventLoop) -> None:
     # Held, not weakly: a task that goes in a collection of cyclic garbage is out of a weak set by
     # the time it reports.
     left = frozenset(task for task in pending if not task.done())
-    if left:
-        loop.set_exception_handler(functools.partial(_unless_left, left))
+    if left or main is not None:
+        loop.set_exception_handler(functools.partial(_unless_left, left, main))
 
 
-def _unless_left(left: frozenset[asyncio.Task[Any]], loop: asyncio.AbstractEventLoop,
-                 context: dict[str, Any]) -> None:
+def _unless_left(left: frozenset[asyncio.Task[Any]], main: Coroutine[Any, Any, Any] | None,
+                 loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """The loop's report, unless it is about a task :func:`_end_tasks` had to leave."""
-    if context.get("task") not in left:
-        loop.default_exception_handler(context)
+    task = context.get("task")
+    if task in left or (main is not None and isinstance(task, asyncio.Task) and task.get_coro() is main):
+        return
+    loop.default_exception_handler(context)
 
 
 #: The collector's thresholds while a replay runs. A replay allocates in bursts (events,
