@@ -8,9 +8,11 @@ changed transcript alone.
 2. ``fuzz``: a short run of the fuzzer at a fixed seed (its invariants and its model of the spec);
 3. ``tests``: the test files that import the mutant's module, ``pytest -x --assert=plain`` (pytest's
    assertion rewriting would import the mod's modules itself, ahead of the mutant: the distribution
-   that ships a pytest plugin has all its modules rewritten). Only exit status 1 (tests failed) kills, and
+   that ships a pytest plugin has all its modules rewritten). Exit status 1 (tests failed) kills
    only through a failing test that passes on the unmutated tree (run once per test per run): one that
    fails unmutated too is a flaky killer, set aside and reported, and the tests are run again without it.
+   A run that breaks before its tests say anything (exit 2, 3 or 4: a plugin's hook raised, a file no
+   longer collects) kills when the same files pass unmutated; "no tests collected" (5) never does.
 
 1 and 2 run in a worker forked from a server that has the third-party modules loaded but none of the
 project's, so a mutant costs the replay and the project's imports, not an interpreter's start; 3 runs
@@ -99,6 +101,9 @@ class Limits(Value):
 WORKER_GRACE_S = 10
 #: How many flaky killers a mutant's tests step sets aside before it gives up on them.
 FLAKY_RETRIES = 3
+#: pytest's exit statuses for a run that broke before its tests could say anything; the mutant's doing
+#: when the same files pass unmutated (5, "no tests collected", is never a kill).
+BROKEN_RUN = {2: "interrupted, or a file that does not collect", 3: "pytest's own error", 4: "a usage error"}
 
 
 class NothingToKillWith(Exception):
@@ -378,9 +383,13 @@ def by_the_tests(mutant: Mutant, files: list[str], limit: float, passes_unmutate
             return Outcome(mutant, "timeout", f"its tests took over {limit:.0f} s", tuple(flaky))
         if status == 0:
             return Outcome(mutant, None, "", tuple(flaky))
+        if status in BROKEN_RUN and all(passes_unmutated(file) for file in files):
+            # The mutant broke pytest itself (a plugin whose hook raises, a test file that no longer collects):
+            # whoever runs these files sees the run go red, and unmutated they pass.
+            return Outcome(mutant, "tests", f"pytest exit status {status} ({BROKEN_RUN[status]}), green unmutated",
+                           tuple(flaky))
         if status != 1:
-            # 2: interrupted or a file that does not collect, 3: pytest's own error, 4: its usage, 5: no
-            # test collected. None of them is a test that asserted.
+            # 5: no test collected, which is no red check; or a broken run whose files fail unmutated too.
             return Outcome(mutant, None, f"pytest exit status {status}, not a kill", tuple(flaky))
         sound = [id_ for id_ in failed if passes_unmutated(id_)]
         if sound:

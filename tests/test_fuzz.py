@@ -18,7 +18,7 @@ from agent_cards.engine import Event, HookResult, Host, Next, ProcessResult
 from agent_cards.host_contract import OUTPUT_CAP
 from agent_cards.mod import AgentCards, Decided
 from agent_cards.state import Worker
-from agent_cards_simulator.fuzz import command, engine
+from agent_cards_simulator.fuzz import command, engine, writer
 from agent_cards_simulator.fuzz.engine import Found, Fuzz, check
 from agent_cards_simulator.fuzz.generate import QUIET_TAIL
 from agent_cards_simulator.fuzz.invariants import Violation
@@ -54,6 +54,20 @@ def test_the_writer_writes_what_the_reader_reads() -> None:
     assert "!repeat {text: é, times: 3, then: x}" in text
     scenario = scenario_of(data)
     assert len(scenario.steps) == 4
+
+
+def test_a_case_the_reader_refuses_is_the_writer_s_violation_located_in_the_case(tmp_path: Path) -> None:
+    violation = check({"title": "t", "clauses": ["TAKE-TYPE"], "steps": [{"wiat": 1}]})
+    assert violation is not None and violation.kind == "writer"
+    assert violation.message.startswith("the written scenario is not valid: <fuzz>:4: "), violation.message
+
+
+def test_a_case_is_written_into_a_folder_made_for_it_and_again_over_itself(tmp_path: Path) -> None:
+    data = {"title": "t", "clauses": ["TAKE-TYPE"], "steps": [{"call": {"description": "d", "prompt": "p"}}]}
+    path = tmp_path / "new" / "deeper" / "case.yaml"
+    for _ in range(2):
+        assert writer.write(data, path) == path
+        assert read_checked(path).steps == scenario_of(data).steps
 
 
 def test_a_seeded_run_is_clean_and_reproducible() -> None:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -276,11 +277,29 @@ def test_a_test_that_fails_unmutated_too_kills_nothing_and_the_tests_run_again_w
     assert (done.killed_by, done.flaky) == (None, ("tests/t.py::flaky",))
 
 
-@pytest.mark.parametrize("status", [2, 3, 4, 5])
-def test_no_pytest_exit_status_but_tests_failed_is_a_kill(status: int) -> None:
-    _, pytest_run = scripted((status, ["tests/t.py"]))
-    done = by_the_tests(outcome(None).mutant, ["tests/t.py"], 60, lambda test_id: True, pytest_run)  # type: ignore[arg-type]
+@pytest.mark.parametrize("status", [2, 3, 4])
+def test_a_run_the_mutant_breaks_kills_only_when_its_files_pass_unmutated(status: int) -> None:
+    """A plugin whose hook raises ends pytest with 3 before any test runs: red for whoever runs the files."""
+    asked: list[str] = []
+
+    def passes(green: bool) -> Callable[[str], bool]:
+        def check(test_id: str) -> bool:
+            asked.append(test_id)
+            return green
+        return check
+    _, pytest_run = scripted((status, []))
+    done = by_the_tests(outcome(None).mutant, ["tests/t.py", "tests/u.py"], 60, passes(True), pytest_run)  # type: ignore[arg-type]
+    assert done.killed_by == "tests" and done.detail.startswith(f"pytest exit status {status} (")
+    assert asked == ["tests/t.py", "tests/u.py"]
+    _, pytest_run = scripted((status, []))
+    done = by_the_tests(outcome(None).mutant, ["tests/t.py"], 60, passes(False), pytest_run)  # type: ignore[arg-type]
     assert done.killed_by is None and done.detail == f"pytest exit status {status}, not a kill"
+
+
+def test_no_test_collected_is_never_a_kill() -> None:
+    _, pytest_run = scripted((5, []))
+    done = by_the_tests(outcome(None).mutant, ["tests/t.py"], 60, lambda test_id: True, pytest_run)  # type: ignore[arg-type]
+    assert done.killed_by is None and done.detail == "pytest exit status 5, not a kill"
 
 
 def test_pytest_collecting_no_test_with_the_mutant_planted_kills_nothing(tmp_path: Path) -> None:

@@ -10,11 +10,12 @@ with this file).
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from agent_cards_simulator.scenario import pytest_plugin
+from agent_cards_simulator.scenario import files, pytest_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
 FAILING = ROOT / "tests" / "fixtures" / "failing-scenarios" / "expectation.yaml"
@@ -135,3 +136,51 @@ def test_a_scenario_naming_a_clause_its_folder_does_not_know_fails_at_its_line(
     status, seen = pytest_here(tmp_path, monkeypatch)
     assert (status, seen.by_file) == (pytest.ExitCode.TESTS_FAILED, {"holds.yaml": "passed", "unknown.yaml": "failed"})
     assert "unknown.yaml:2:" in seen.said["unknown.yaml"] and "NO-SUCH-CLAUSE" in seen.said["unknown.yaml"]
+
+
+def test_a_new_scenario_is_written_by_the_update_of_new_snapshots_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """syrupy's --snapshot-update-new-only writes the missing snapshot, as --snapshot-update does."""
+    cases = _cases(tmp_path, "cases")
+    status, seen = pytest_here(tmp_path, monkeypatch, "--snapshot-update-new-only")
+    assert (status, seen.by_file) == (pytest.ExitCode.OK, {"holds.yaml": "passed"})
+    assert [p.name for p in (cases / "__snapshots__").iterdir()] == ["holds.json"]
+
+
+def test_each_folder_s_clause_list_is_read_once_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = _cases(tmp_path, "cases")
+    shutil.copy(cases / "holds.yaml", cases / "holds-too.yaml")
+    read: list[Path] = []
+    real = files.known_clauses
+
+    def counted(path: Path) -> dict[str, str]:
+        read.append(path)
+        return real(path)
+    monkeypatch.setattr(files, "known_clauses", counted)
+    status, _ = pytest_here(tmp_path, monkeypatch, "--snapshot-update")
+    assert status == pytest.ExitCode.OK and len(read) == 1, read
+
+
+def test_the_option_says_what_it_is_in_pytest_s_help(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _cases(tmp_path, None)
+    status, _ = pytest_here(tmp_path, monkeypatch, "--help")
+    said = " ".join(capsys.readouterr().out.split())
+    assert status == pytest.ExitCode.OK
+    assert "agent_cards_scenarios (paths): folders whose *.yaml files are agent-cards scenarios" in said, said
+
+
+def test_asking_for_scenarios_without_syrupy_is_one_usage_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _cases(tmp_path, "cases")
+    monkeypatch.setitem(sys.modules, "syrupy", None)  # the import fails as when syrupy is not installed
+    status, seen = pytest_here(tmp_path, monkeypatch, "-p", "no:syrupy", "--assert=plain")
+    assert (status, seen.by_file) == (pytest.ExitCode.USAGE_ERROR, {})
+    said = capsys.readouterr().err
+    assert "agent_cards_scenarios is set, but syrupy is not installed: install agent-cards with its test extra" in said
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
+    (plain / "test_one.py").write_text("def test_one():\n    pass\n", encoding="utf-8")
+    status, seen = pytest_here(plain, monkeypatch, "-p", "no:syrupy", "--assert=plain")
+    assert (status, seen.by_file) == (pytest.ExitCode.OK, {"test_one.py": "passed"})  # not asked: no error

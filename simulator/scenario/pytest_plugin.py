@@ -111,7 +111,7 @@ def _replay_scenario(request: pytest.FixtureRequest, snapshot: Any) -> None:
     result = replay(scenario)
     stored = path.parent / SNAPSHOTS / f"{path.stem}.{TranscriptExtension.file_extension}"
     options = ("update_snapshots", "update_new_snapshots_only")
-    updating = any(request.config.getoption(o, default=False) for o in options)
+    updating = any(request.config.getoption(o) for o in options)  # syrupy's, and syrupy is there: see configure
     if not stored.exists() and not updating:
         pytest.fail(
             f"{path}:1: this scenario has no snapshot yet: read its transcript (agent-cards replay {path}), "
