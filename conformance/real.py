@@ -792,7 +792,7 @@ class RealRunner:
                     continue
                 self.dialogs[call_id] = (pressed, yes)
                 del asks[call_id]
-                refused = refused or not yes
+                refused = not yes  # a "no" ends the turn: the loop stops here
                 continue
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"step {n}'s calls were never answered:\n{screen}")

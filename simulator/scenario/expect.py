@@ -190,7 +190,7 @@ def _in_order(wanted: Any, value: Any, adjacent: bool) -> list[int] | None:
     another): the first such positions, or None."""
     if not isinstance(value, list) or not isinstance(wanted, list) or not wanted:
         return None
-    for start in range(len(value)) if adjacent else range(1):
+    for start in range(len(value)) if adjacent else (0,):  # apart, the scan from the first item finds any
         at: list[int] = []
         i = start
         for w in wanted:
@@ -422,7 +422,7 @@ class Expectations(Kind):
 
     def read(self, r: Reader, where: object, key: str | int, value: Any, path: str) -> Any:
         if not isinstance(value, YList):
-            r.fail(where, key, "expect: expected a list of expectations")
+            r.fail(where, key, f"expect: expected {self.expected}")
             return FAILED
         found = [self.read_one(r, value, i, item) for i, item in enumerate(value)]
         return FAILED if None in found else tuple(found)
@@ -496,24 +496,20 @@ def _fields_known(r: Reader, fields: Any, kind: str, path: str) -> bool:
     """Every field named is one the event kind has, and a mapping on a field whose value is no object holds
     operators only: a misspelt name would otherwise match nothing, and ``no KIND`` would hold at once."""
     known = {"t": _T, "kind": _KIND, **EVENTS[kind].fields}
-    ok = True
+    before = len(r.problems)
     for name, matcher in fields.items():
         if name not in known:
             r.fail(fields, name, f"{path}: unknown field {name!r} in an expectation"
                    f"{did_you_mean(name, known)}")
-            ok = False
             continue
-        if isinstance(matcher, dict) and name not in _OBJECT_FIELDS:
-            for op in matcher:
-                if op not in OPERATORS:
-                    r.fail(matcher, op, f"{path}.{name}: unknown operator {op!r}{did_you_mean(op, OPERATORS)}")
-                    ok = False
-            if not ok:
-                continue
-        for where, key, message in matcher_problems(matcher, f"{path}.{name}"):
-            r.fail(where, key, message)
-            ok = False
-    return ok
+        unknown = [op for op in matcher if op not in OPERATORS] \
+            if isinstance(matcher, dict) and name not in _OBJECT_FIELDS else []
+        for op in unknown:
+            r.fail(matcher, op, f"{path}.{name}: unknown operator {op!r}{did_you_mean(op, OPERATORS)}")
+        if not unknown:  # else the mapping also "mixes operators with fields": said once is enough
+            for where, key, message in matcher_problems(matcher, f"{path}.{name}"):
+                r.fail(where, key, message)
+    return len(r.problems) == before
 
 
 def _fields_schema(kind: str, event: EventKind, no: bool) -> Schema:
@@ -612,10 +608,9 @@ def _closest(exp: Expectation, events: Sequence[dict[str, Any]]) -> str:
     def missed(event: dict[str, Any]) -> list[str]:
         return [k for k, m in fields.items() if not matches(m, event.get(k, ABSENT))]
 
-    closest = min(same_kind, key=lambda e: len(missed(e)))  # the first of the nearest, in the transcript's order
+    # The first of the nearest, in the transcript's order. Each misses a field at least: none matched them all.
+    closest = min(same_kind, key=lambda e: len(missed(e)))
     differs = missed(closest)
-    if not differs:
-        return ""
     where, wanted, got = _first_difference(fields[differs[0]], closest.get(differs[0], ABSENT), differs[0])
     more = f" (and {len(differs) - 1} more field(s))" if len(differs) > 1 else ""
     return (f"; the closest, the {exp.kind} at t={closest['t']}, differs in {where}: expected "
