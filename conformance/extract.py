@@ -106,7 +106,6 @@ class Evidence(Record):
     runs: list[RunRecord] = field(default_factory=list)
     bridge: list[dict[str, Any]] = field(default_factory=list)
     notes: list[tuple[str, int]] = field(default_factory=list)  # the notes typed as lich does, main requests before
-    ended: float = 0.0  # when the run ended
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,7 +122,7 @@ class Evidence(Record):
             "runs": [{"program": r.program, "started_ns": r.started_ns, "argv": r.argv, "stdout": r.stdout,
                       "stderr": r.stderr, "released_ns": r.released_ns,
                       "exit": list(r.exit) if r.exit is not None else None} for r in self.runs],
-            "bridge": self.bridge, "notes": [list(n) for n in self.notes], "ended": self.ended,
+            "bridge": self.bridge, "notes": [list(n) for n in self.notes],
         }
 
     @classmethod
@@ -147,7 +146,6 @@ class Evidence(Record):
                   for r in data.get("runs", [])],
             bridge=list(data.get("bridge", [])),
             notes=[(str(text), int(asked)) for text, asked in data.get("notes", [])],
-            ended=float(data.get("ended", 0.0)),
         )
 
     def ms(self, at: float) -> int:
@@ -361,7 +359,9 @@ class Extractor:
         pairs = self.evidence.paths
         text = json.dumps(event, ensure_ascii=False)
         for real, virtual in pairs:
-            text = text.replace(json.dumps(real)[1:-1], json.dumps(virtual)[1:-1])
+            # Found as the event's text spells it (a character beyond ASCII as itself); put in as JSON, which
+            # reads an escaped character as the same one.
+            text = text.replace(json.dumps(real, ensure_ascii=False)[1:-1], json.dumps(virtual)[1:-1])
         result: dict[str, Any] = json.loads(text)
         if result.get("kind") == "toast":
             cut = cut_path(str(result.get("text")), pairs)
@@ -422,10 +422,11 @@ def step_of(windows: Sequence[tuple[float, int]], at: float) -> int | None:
 
 #: The engine's refusals of a call at its permission check, each with what decided it (a ``permission``
 #: event's ``via``): a typed deny rule, a PreToolUse hook's deny, an ask with nobody to answer it.
+#: Each is matched from the text's start (re.match).
 _REFUSALS = (
-    (re.compile(r"^Agent type '.*' has been denied by permission rule '.*'"), "rule"),
-    (re.compile("^" + re.escape(results.hook_error(""))), "hook"),
-    (re.compile("^" + re.escape(results.PERMISSION_DENIED_NOBODY)), "dialog"),
+    (re.compile(r"Agent type '.*' has been denied by permission rule '.*'"), "rule"),
+    (re.compile(re.escape(results.hook_error(""))), "hook"),
+    (re.compile(re.escape(results.PERMISSION_DENIED_NOBODY)), "dialog"),
 )
 
 

@@ -894,7 +894,6 @@ class RealRunner:
             footers=list(footers), panels=list(panels), marks=[dict(m) for m in self.marks],
             dialogs=dict(self.dialogs), prompts=list(self.prompts), plugin_answers=dict(self.plugin_answers),
             boots=self._boots(), runs=self._run_records(), bridge=self._bridge_log(), notes=list(self.notes),
-            ended=time.time(),
         )
 
     def _boots(self) -> list[tuple[float, dict[str, Any]]]:

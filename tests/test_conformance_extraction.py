@@ -123,7 +123,7 @@ def test_every_field_of_the_evidence_survives_its_keeping() -> None:
         footers=[(13.0, "lich: 1 worker"), (14.0, None)], panels=[(15.0, True)], marks=[{"at": 16.0, "kind": "esc"}],
         dialogs={"c1": (17.0, False)}, prompts=[("Go on.", 1)], plugin_answers={"c2": (18.0, {"value": 1})},
         boots=[(19.0, {"events": []})], runs=[RunRecord("git", 20, ["status"], "o", "e", 21, (0, 22))],
-        bridge=[{"t": 23.0}], notes=[("[lich] done", 1)], ended=25.0)
+        bridge=[{"t": 23.0}], notes=[("[lich] done", 1)])
     data = every.to_json()
     assert all(value not in (None, [], {}, 0.0) for value in data.values()), data
     assert plain(Evidence.from_json(json.loads(json.dumps(data)))) == plain(every)
