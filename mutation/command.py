@@ -170,7 +170,8 @@ def main(args: list[str]) -> int:
         print(f"{_named(EQUIVALENT_FILE)}:1: not a list of id and why: {error}", file=sys.stderr)
         return 1
     everything = {m.id for m in population(known)}
-    stale = [id_ for id_ in listed if id_ not in everything]
+    lacked = set(JUDGE) - set(judge)  # an installed copy holds the mod without the bench's folders
+    stale = [id_ for id_ in listed if id_ not in everything and id_.split(":", 1)[0] not in lacked]
     for id_ in stale:
         print(f"{_named(EQUIVALENT_FILE)}: no mutant {id_} any more: remove it from the list",
               file=sys.stderr)

@@ -115,6 +115,10 @@ def test_a_listed_mutant_that_no_longer_exists_fails_in_one_line(tmp_path: Path,
     assert command.main(["--list", "agent_cards.branch"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no mutant agent_cards.branch:gone:bool:True->False any more" in err
+    # A judge module this tree holds is checked alike (only a copy without the bench's folders skips them).
+    listing(tmp_path, monkeypatch, "- id: 'agent_cards_conformance.extract:gone:bool:True->False'\n  why: it was\n")
+    assert command.main(["--list", "agent_cards.branch"]) == 1
+    assert "no mutant agent_cards_conformance.extract:gone:bool:True->False any more" in capsys.readouterr().err
 
 
 def test_a_score_below_the_threshold_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
