@@ -18,7 +18,7 @@ from typing import Any
 from agent_cards.arguments import STDIN, CommandParser, interrupted, parse, refused_output, usage_error, whole_number
 from agent_cards.record import Record, Value, field
 from agent_cards_claude_driver.install import CHOICE_ENV, CLAUDE_VERSION, check_choice, choice, choose, running_version
-from agent_cards_conformance.compare import TOLERANCE_TEXT, Comparison, compare
+from agent_cards_conformance.compare import CHECKS, NORMALISATIONS, TOLERANCE_TEXT, Comparison, compare
 from agent_cards_conformance.extract import kept
 from agent_cards_conformance.invariants import invariant_differences
 from agent_cards_conformance.plan import missing_programs, plan, why_not
@@ -287,7 +287,7 @@ def table(results: Sequence[Result], version: str = CLAUDE_VERSION, kit: str = "
             detail = "; ".join(f"{d.lane} {d.key}: {d.why}" for d in r.comparison.differences[:4])
         detail = " ".join(detail.split(":\n")[0].split())[:300]  # one line (a failure's screen left out)
         rows.append(f"| `{r.name}` | {r.verdict} | {detail.replace('|', '∣')} |")
-    return "\n".join([*rows, "", VERSIONS]) + "\n"
+    return "\n".join([*rows, "", COMPARED, "", READ_ALIKE, "", VERSIONS]) + "\n"
 
 
 def modelled() -> str:
@@ -306,6 +306,26 @@ def unmodelled(version: str) -> str:
 
 
 #: The engines the fake host models, and where the spec's older measurements differ from them.
+#: The table's section on what the comparison checks: each check by the name a difference gives it.
+COMPARED = "\n".join([
+    "## What is compared",
+    "",
+    "The comparison's checks, each with its lane (`CHECKS` in `conformance/compare.py`): a difference in the "
+    "table above is one of them failing.",
+    "",
+    *(f"- `{name}` ({lane}): {what}" for name, (lane, what) in CHECKS.items()),
+])
+
+#: The table's section on what the comparison reads alike: each normalisation, by its name in the code.
+READ_ALIKE = "\n".join([
+    "## What is read alike",
+    "",
+    "The real run shows some things otherwise than the fake host writes them. The comparison reads each such thing "
+    "alike in one way only (`NORMALISATIONS` in `conformance/compare.py`); anything else is a difference:",
+    "",
+    *(f"- **{name}**: {what.replace('<', chr(92) + '<')}" for name, what in NORMALISATIONS.items()),  # no tag
+])
+
 VERSIONS = f"""## Engine versions
 
 The fake host models Claude Code {modelled()}

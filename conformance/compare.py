@@ -153,7 +153,7 @@ ABSENT = "(no such state)"
 
 
 def by_order(value: Any) -> Any:
-    """``value`` with what fake-lich numbers by order replaced by placeholders."""
+    """``value`` with what fake-lich numbers by order replaced by placeholders (normalisation ``by order``)."""
     if isinstance(value, str):
         for pattern, placeholder in _BY_ORDER:
             value = pattern.sub(placeholder, value)
@@ -282,7 +282,7 @@ def _seen_turns(fake: Events, real: Events) -> list[tuple[int, str | None]]:
     if [line for _, line in turns] == real_lines:
         return turns
     kept: list[tuple[int, str | None]] = []
-    times = [int(fake[index].get("t", 0)) for index, _ in turns]
+    times = [int(fake[index]["t"]) for index, _ in turns]
     for n, (index, line) in enumerate(turns):
         if n + 1 < len(turns) and times[n + 1] - times[n] < SCREEN_READ_MS:
             continue  # gone before the screen was read again
@@ -356,7 +356,7 @@ def _answer_problem(fake: Mapping[str, Any], real: Mapping[str, Any]) -> tuple[s
         problem = _result_problem(fake_value, real_value)
         if problem:
             return problem
-    read_lines = _read_lines(real)
+    read_lines = _read_lines(real)  # normalisation ``context``
     for line in (CONTEXT_PREFIX + str(line) for line in fake.get("context") or []):
         if line not in read_lines:
             return "answer.context", ("the model never read the context line "
@@ -390,7 +390,7 @@ def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
     text = real if isinstance(real, str) else json.dumps(real, ensure_ascii=False)
     if isinstance(fake, Mapping):
         native = "resolvedModel" in fake  # Claude Code's own agent: its agentId is the engine's to choose
-        if fake.get("status") == "async_launched":
+        if fake.get("status") == "async_launched":  # normalisation ``launch``
             if not text.startswith(LAUNCHED):
                 return "answer.launch", "not a launch"
             named = AGENT_ID.search(text)
@@ -404,7 +404,7 @@ def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
                 wrong = [f"{k} ({'shown' if shown[k] else 'not shown'})" for k in shown if shown[k] != given[k]]
                 return "answer.launch.fields", "the launch's text shows other fields: " + ", ".join(wrong)
             return None
-        if fake.get("status") == "completed":
+        if fake.get("status") == "completed":  # normalisation ``completed``
             report = "\n".join(str(b.get("text", "")) for b in fake.get("content") or [] if isinstance(b, Mapping))
             lines = set(text.split("\n"))
             if text.startswith(HANDBACK):
@@ -416,7 +416,7 @@ def _result_problem(fake: Any, real: Any) -> tuple[str, str] | None:
             if not native and (named is None or named.group(1) != fake.get("agentId")):
                 return "answer.agentId", "another agentId"
             return None
-        if isinstance(real, Mapping):
+        if isinstance(real, Mapping):  # normalisation ``json``
             wrong = [k for k in fake if k in real and fake[k] != real[k]]
             missing_keys = [k for k in fake if k not in real]
             more_keys = [k for k in real if k not in fake]  # a field the fake host leaves out is as wrong
@@ -603,8 +603,8 @@ def _order_against_answers(kind: str, fake: Events, real: Events, out: list[Diff
     def answers_by(events: Events) -> list[tuple[int, int]]:
         """Per event: the answers before its instant and those by then (a log kept to the millisecond may put
         an answer of the same instant on either side of it)."""
-        times = [int(e.get("t", 0)) for e in events if e["kind"] == "answer" and e.get("call") not in skip]
-        return [(sum(t < int(e.get("t", 0)) for t in times), sum(t <= int(e.get("t", 0)) for t in times))
+        times = [int(e["t"]) for e in events if e["kind"] == "answer" and e.get("call") not in skip]
+        return [(sum(t < int(e["t"]) for t in times), sum(t <= int(e["t"]) for t in times))
                 for e in events if e["kind"] == kind]
 
     for n, (f, (least, most)) in enumerate(zip(answers_before(fake), answers_by(real), strict=False), start=1):
@@ -657,19 +657,19 @@ def _delay(events: Events, index: int, like: Mapping[str, Any] | None = None
     same = _cause(events, index, lambda c: _same_cause(c, like))
     if same is None or same is found[2]:
         return found
-    return int(events[index].get("t", 0)) - int(same.get("t", 0)), found[1], same
+    return int(events[index]["t"]) - int(same["t"]), found[1], same
 
 
 def _own_delay(events: Events, index: int) -> tuple[int, bool, Mapping[str, Any]] | None:
     e = events[index]
-    t = int(e.get("t", 0))
+    t = int(e["t"])
     chain = ("call", "permission", "spawn", "native", "answer")
     if e["kind"] == "native":
         # Claude Code's own agent is the spawn passed on beneath: the spawn is its cause, wherever the log has
         # it at that moment (the fake host logs the agent as it starts, before the spawn's dispatch ends; the
         # real run sees it at its first request, after the spawn and often after its launch's answer).
         spawned = [c for c in events if c["kind"] == "spawn" and c.get("call") == e.get("call")
-                   and int(c.get("t", 0)) <= t]
+                   and int(c["t"]) <= t]
         cause = spawned[-1] if spawned else _cause(
             events, index, lambda c: c["kind"] in ("call", "permission") and c.get("call") == e.get("call"))
     elif e["kind"] in chain:
@@ -695,8 +695,8 @@ def _own_delay(events: Events, index: int) -> tuple[int, bool, Mapping[str, Any]
         skip = _interrupted(events)
         held = _cause(events, index, lambda c: (c["kind"] == "answer" and c.get("call") not in skip)
                       or (c["kind"] == "rewind" and c.get("open") is False))
-        cause = held if held is not None and int(held.get("t", 0)) == t > int(called.get("t", 0)) else called
-        return t - int(cause.get("t", 0)), False, cause
+        cause = held if held is not None and int(held["t"]) == t > int(called["t"]) else called
+        return t - int(cause["t"]), False, cause
     else:
         cause = _cause(events, index, lambda c: c["kind"] in chain)
     if cause is None:
@@ -705,12 +705,12 @@ def _own_delay(events: Events, index: int) -> tuple[int, bool, Mapping[str, Any]
     # load), and so is that agent's first request after its spawn; a spawn the mod takes waits on lich's open
     # instead, whose time the run lane judges.
     own_agent = e["kind"] == "spawn" and cause["kind"] == "permission" and _spawn_arm(e) == "native"
-    return (t - int(cause.get("t", 0)), cause["kind"] in ("call", "reload") or own_agent or e["kind"] == "native",
+    return (t - int(cause["t"]), cause["kind"] in ("call", "reload") or own_agent or e["kind"] == "native",
             cause)
 
 
 def _time_lane(fake: Events, real: Events, out: list[Difference], seen: Sequence[tuple[int, str | None]],
-               side_by_side: bool = False) -> None:
+               side_by_side: bool) -> None:
     pairs: list[tuple[str, str, int, int]] = []  # (kind, label, fake index, real index)
     index_of = {id(e): i for i, e in enumerate(fake)}
     real_index = {id(e): i for i, e in enumerate(real)}
@@ -867,15 +867,15 @@ def task_of(text: str) -> str:
 
 def _native_lane(fake: Events, real: Events, out: list[Difference]) -> None:
     """Which Agent calls Claude Code ran itself, and with which input: the real side's input is the call's
-    as the model sent it, with ``prompt`` the task its agent read."""
-    def inputs(events: Events, real_side: bool) -> list[tuple[str, Any]]:
+    as the model sent it, with ``prompt`` the task its agent read (``task``: only a real run has it)."""
+    def inputs(events: Events) -> list[tuple[str, Any]]:
         found = []
         for e in events:
             if e["kind"] != "native" or e.get("tool", "Agent") != "Agent":
                 continue
             given = dict(e.get("input") or {})
-            if real_side and "task" in e:
+            if "task" in e:
                 given["prompt"] = task_of(str(e["task"]))
             found.append((str(e.get("call")), given))
         return sorted(found, key=lambda pair: pair[0])
-    _sequence("native", inputs(fake, False), inputs(real, True), out)
+    _sequence("native", inputs(fake), inputs(real), out)

@@ -43,7 +43,6 @@ from agent_cards_simulator.scenario.writer import to_yaml
 
 MAX_BYTES = 16 << 20  # two parts of a journal and room to spare
 MAX_DEPTH = 32
-DEFAULT_LICH = "/opt/lich/bin/lich"
 REPORT_HELP = """usage: agent-cards report [SESSION] [-o SCENARIO.yaml [--force]]
 
 Write the scenario of a Claude Code session from the plugin's flight recorder (the journal the session
@@ -674,8 +673,9 @@ def main(args: list[str]) -> int:
             return 2
         out = args[at + 1]
         del args[at : at + 2]
-    if len(args) > 1 or (args and args[0].startswith("-") and args[0] != "-"):
-        reason = f"unknown option {args[0]}" if args[0].startswith("-") else "name one session at most"
+    options = [a for a in args if a.startswith("-") and a != "-"]  # "-" alone is a session's name
+    if options or len(args) > 1:
+        reason = f"unknown option {options[0]}" if options else "name one session at most"
         print(f"agent-cards report: {reason} (agent-cards report --help)", file=sys.stderr)
         return 2
     if out is not None and os.path.lexists(out) and not force:

@@ -147,10 +147,12 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
             if size > MAX_LOG_BYTES:
                 raise LogError(f"{path}:{number}: the log grew past the limit of {MAX_LOG_BYTES} bytes")
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
-                    size += len(rest)
+                while rest := handle.readline(1 << 20):
+                    size += len(rest)  # the rest's last piece, its newline with it, counts too
                     if size > MAX_LOG_BYTES:
                         raise LogError(f"{path}:{number}: the log grew past the limit of {MAX_LOG_BYTES} bytes")
+                    if rest.endswith(b"\n"):
+                        break
                 yield number, None
                 continue
             yield number, raw
@@ -367,20 +369,14 @@ def _completed(call: _ImportedCall, reading: _Reading, name: str, report: str) -
 
 
 def _mod_deny(call: _ImportedCall, reading: _Reading, text: str) -> bool:
-    """A deny the mod words itself: the delivery (or the hang) it answers, scripted; the deny expected whole."""
-    read = _read_text(("deny.never_reached", "deny.unknown", "deny.unknown.isolated", "deny.timeout",
-                       "deny.timeout.isolated"), text)
+    """A deny the mod words itself: the delivery it answers, scripted; the deny expected whole."""
+    read = _read_text(("deny.never_reached", "deny.unknown", "deny.unknown.isolated"), text)
     if read is None:
         return False
     lang, key, slots = read
     reading.lang = lang
-    if key.startswith("deny.timeout"):
-        reading.step["lich"] = {"hang": True}
-        reading.clauses.append("OPEN-TIMEOUT")
-    else:
-        reading.step["lich"] = {"delivery": slots["status"], "label": slots["label"],
-                                "ms": min(_delay(call), MAX_OPEN_MS)}
-        reading.clauses.append("DELIV-NEVER" if key == "deny.never_reached" else "DELIV-UNKNOWN")
+    reading.step["lich"] = {"delivery": slots["status"], "label": slots["label"], "ms": min(_delay(call), MAX_OPEN_MS)}
+    reading.clauses.append("DELIV-NEVER" if key == "deny.never_reached" else "DELIV-UNKNOWN")
     reading.expect.append({"answer": {"call": call.id, "deny": text}})
     return True
 
@@ -676,7 +672,7 @@ def _take_call(block: dict[str, Any], line: dict[str, Any], number: int, offset:
         if not all(isinstance(tool_input.get(k), str) for k in ("description", "prompt")):
             return f"the Agent call {call_id} has no description or prompt; skipped"
         isolation = tool_input.get("isolation")
-        if isolation is not None and isolation not in ("worktree", "remote"):
+        if "isolation" in tool_input and isolation not in ("worktree", "remote"):  # null too: a scenario refuses it
             return (f"the Agent call {call_id} asks for isolation {json.dumps(isolation)[:40]}, which Claude Code "
                     "does not take (worktree or remote); skipped")
     if call_id in calls:
