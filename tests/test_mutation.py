@@ -326,6 +326,14 @@ def test_a_test_is_run_unmutated_once_per_run_and_one_failing_there_does_not_pas
     # leave alone), so it cannot fail without the mutant; a file that is not there at all is no such case
     assert run.unmutated_passes(f"{tests}::test_none_such", 120)
     assert not run.unmutated_passes(f"{tmp_path / 'test_gone.py'}::test_good", 120)
+    # a case of a parametrized test whose value only the mutant makes (a constant of the module it mutates):
+    # pytest names the test it cannot find without its parameters
+    cases = tmp_path / "test_cases.py"
+    cases.write_text("import pytest\n\n\n@pytest.mark.parametrize('x', ['a[b]', ''])\ndef test_p(x):\n"
+                     "    assert x\n", encoding="utf-8")
+    assert run.unmutated_passes(f"{cases}::test_p[a[b]]", 120)
+    assert not run.unmutated_passes(f"{cases}::test_p[]", 120)
+    assert run.unmutated_passes(f"{cases}::test_p[zz]", 120)
     checked: list[str] = []
 
     def check(test_id: str, limit: float) -> bool:
@@ -448,17 +456,44 @@ def test_the_sample_is_seeded_by_the_commit_or_says_why_not(tmp_path: Path) -> N
     assert seed == 7 and said.startswith("no commit to seed the sample from (") and said.endswith("): seed 7")
 
 
-def test_ci_s_sample_is_drawn_by_the_commit_and_a_tree_at_80_percent_passes_it_under_1_percent_of_the_time() -> None:
-    """The sample ``.ci/run`` draws: whichever listed equivalents a draw happens to hold (dropped after the draw,
-    up to a tenth of it), a tree where only 80% of mutants die by an assertion passes it with a chance under 1%."""
-    words = next(line.split() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-                 if line.startswith(".venv/bin/agent-cards mutate "))
-    assert "--seed-from-commit" in words and "--seed" not in words
-    sample, threshold = int(words[words.index("--sample") + 1]), float(words[words.index("--threshold") + 1])
-    core = [m for m in population(command.CORE) if m.id not in command.equivalents()]
-    for tried_ in range(sample - sample // 10, sample + 1):
-        assert pass_chance(tried_, threshold, 0.8, len(core)) < 0.01, tried_
-        assert pass_chance(tried_, threshold, 0.8) < 0.01, tried_  # and counted as independent draws
+def ci_samples(text: str) -> list[list[str]]:
+    """The words of each ``agent-cards mutate`` line of a CI script, a line's continuations joined to it."""
+    return [line.split() for line in text.replace("\\\n", " ").splitlines()
+            if line.startswith(".venv/bin/agent-cards mutate ")]
+
+
+def test_ci_s_samples_are_drawn_by_the_commit_and_a_tree_at_80_percent_passes_each_under_1_percent() -> None:
+    """Each sample ``.ci/run`` draws (the mod's, the judge's): whichever listed equivalents a draw happens to hold
+    (dropped after the draw, up to a tenth of it), a tree where only 80% of the mutants of the modules it names
+    die by an assertion passes it with a chance under 1%."""
+    samples = ci_samples((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert len(samples) == 2
+    listed = command.equivalents()
+    for words in samples:
+        assert "--seed-from-commit" in words and "--seed" not in words
+        sample, threshold = int(words[words.index("--sample") + 1]), float(words[words.index("--threshold") + 1])
+        named = [w for w in words[3:] if w.startswith("agent_cards")]
+        assert "--judge" not in words, words  # --judge draws from real.py too, which is below the threshold
+        modules = named or list(command.CORE)
+        drawn = [m for m in population(modules) if m.id not in listed]
+        for tried_ in range(sample - sample // 10, sample + 1):
+            assert pass_chance(tried_, threshold, 0.8, len(drawn)) < 0.01, (words, tried_)
+            assert pass_chance(tried_, threshold, 0.8) < 0.01, (words, tried_)  # and counted as independent draws
+
+
+def test_ci_s_judge_sample_names_judge_modules_and_not_the_real_sides_driver() -> None:
+    """The judge's sample draws from judge modules only, each named once, and not from the real side's driver,
+    whose killers are the end-to-end tier's: a module below the threshold would turn CI red by chance."""
+    [core, judge] = ci_samples((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert not [w for w in core[3:] if w.startswith("agent_cards")]
+    named = [w for w in judge[3:] if w.startswith("agent_cards")]
+    assert named and set(named) <= set(run.JUDGE) and len(set(named)) == len(named)
+    assert "agent_cards_conformance.real" not in named
+
+
+def test_a_ci_line_continued_is_read_whole() -> None:
+    assert ci_samples("x\n.venv/bin/agent-cards mutate --sample 5 \\\n  a b\n") == [
+        [".venv/bin/agent-cards", "mutate", "--sample", "5", "a", "b"]]
 
 
 def test_a_sample_drawn_by_the_commit_says_its_seed_and_what_it_can_say(monkeypatch: pytest.MonkeyPatch,
