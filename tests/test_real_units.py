@@ -64,7 +64,7 @@ def runner(folder: Path, *given: Step, env: dict[str, str] | None = None, lich: 
     return RealRunner(make_plan(*given, env=env, lich=lich, **changes), Path("claude"), folder)
 
 
-class Clock:
+class FakeTime:
     """Stands for the ``time`` module inside the runner: it moves only when told to (or when a wait passes)."""
 
     def __init__(self, now: float = 1_000.0) -> None:
@@ -84,7 +84,7 @@ class Ticking(threading.Event):
     """A stop event whose waits pass at once on the stand-in clock, each kept; it sets itself after
     ``limit`` waits, so that a loop that would never end stops (and says so)."""
 
-    def __init__(self, clock: Clock, limit: int = 10_000, on_wait: Callable[[int], object] | None = None) -> None:
+    def __init__(self, clock: FakeTime, limit: int = 10_000, on_wait: Callable[[int], object] | None = None) -> None:
         super().__init__()
         self.clock, self.limit, self.on_wait = clock, limit, on_wait
         self.waits: list[float | None] = []
@@ -101,8 +101,8 @@ class Ticking(threading.Event):
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    here = Clock()
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    here = FakeTime()
     monkeypatch.setattr(real, "time", here)
     return here
 
@@ -262,7 +262,7 @@ def test_the_plugins_files_are_the_checkouts_else_the_current_clones(
 # -- the scenario's wall clock -----------------------------------------------------------------------------
 
 
-def test_the_wall_clock_counts_ms_from_its_first_start(clock: Clock) -> None:
+def test_the_wall_clock_counts_ms_from_its_first_start(clock: FakeTime) -> None:
     wall = _WallClock()
     assert (wall.t0, wall.ms(990.0), wall.at(1500)) == (None, 0, 1_000.0)  # not started: now, and 0 ms
     wall.start()
@@ -273,7 +273,7 @@ def test_the_wall_clock_counts_ms_from_its_first_start(clock: Clock) -> None:
     assert wall.at(1500) == 1_001.5
 
 
-def test_the_wall_clock_lets_time_pass_only_up_to_the_moment_asked(clock: Clock) -> None:
+def test_the_wall_clock_lets_time_pass_only_up_to_the_moment_asked(clock: FakeTime) -> None:
     wall = _WallClock()
     stop = Ticking(clock)
     wall.wait_until(5_000, stop)
@@ -636,7 +636,7 @@ def test_a_held_git_read_is_let_go_only_when_one_waits(tmp_path: Path) -> None:
 
 
 def test_the_first_served_step_starts_the_clock_and_tells_lich_each_opens_moment_and_turn(
-        tmp_path: Path, clock: Clock) -> None:
+        tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path / "run", steps.CallStep((call(1), call(2))), steps.CallStep((call(3),)),
                  opens={"toolu_0001": 0, "toolu_0003": 1})
     run._served(1)
@@ -649,7 +649,7 @@ def test_the_first_served_step_starts_the_clock_and_tells_lich_each_opens_moment
     assert sorted(p.name for p in run.calls_file.parent.iterdir()) == ["calls.json", "state"]  # no .tmp left
 
 
-def test_a_step_served_on_a_started_clock_makes_the_calls_files_folder(tmp_path: Path, clock: Clock) -> None:
+def test_a_step_served_on_a_started_clock_makes_the_calls_files_folder(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path / "run", steps.CallStep((call(1),)), opens={"toolu_0001": 0})
     run.clock.start()
     run._served(1)
@@ -687,7 +687,7 @@ def _lich_state(monkeypatch: pytest.MonkeyPatch, world: World | Exception) -> li
 
 
 def test_the_next_note_is_due_at_the_scenarios_moment_lich_says(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path)
     asked = _lich_state(monkeypatch, World(next_at=2_500))
     assert run._next_note_at() is None  # no clock yet
@@ -702,10 +702,10 @@ def test_the_next_note_is_due_at_the_scenarios_moment_lich_says(
     assert run._next_note_at() is None
 
 
-# -- driving the screen: a stand-in Tui and model -------------------------------------------------------------
+# -- driving the screen: a stand-in ScreenLog and model -------------------------------------------------------------
 
 
-class Tui:
+class ScreenLog:
     """Claude Code's screen as recorded: ``stages[k]`` is what the screen shows, read after read, once ``k``
     keys were pressed (its last screen stays); a screen of None fails to be read. Every key, text typed, paste
     and wait is kept in ``sent``."""
@@ -758,18 +758,18 @@ class Tui:
     def close(self) -> None:
         self.sent.append(("close",))
 
-    def __enter__(self) -> Tui:
+    def __enter__(self) -> ScreenLog:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.sent.append(("closed",))
 
 
-class Model:
+class Turns:
     """The scripted model as the runner asks it: the steps it served, the calls whose results it read, and
     each wait (which passes at once on the stand-in clock, running ``on_wait`` before the look again)."""
 
-    def __init__(self, clock: Clock, on_wait: Callable[[Model], None] | None = None) -> None:
+    def __init__(self, clock: FakeTime, on_wait: Callable[[Turns], None] | None = None) -> None:
         self.clock, self.on_wait = clock, on_wait
         self.served: dict[int, float] = {}
         self.sent: dict[int, list[dict[str, Any]]] = {}
@@ -796,18 +796,18 @@ class Model:
         return predicate(self)
 
 
-def tui_of(fake: Tui) -> Any:
+def tui_of(fake: ScreenLog) -> Any:
     """The stand-in, where the runner's signature names the real Tui."""
     return fake
 
 
-def stopped(run: RealRunner, clock: Clock, limit: int = 10_000,
+def stopped(run: RealRunner, clock: FakeTime, limit: int = 10_000,
             on_wait: Callable[[int], object] | None = None) -> Ticking:
     run.stop = Ticking(clock, limit, on_wait)
     return run.stop
 
 
-def test_the_screens_watcher_keeps_each_change_of_the_lich_line_and_of_the_rewind_panel(clock: Clock) -> None:
+def test_the_screens_watcher_keeps_each_change_of_the_lich_line_and_of_the_rewind_panel(clock: FakeTime) -> None:
     screens: list[str | None] = [
         "  ? for shortcuts",
         "  ? for shortcuts · lich: 1 worker",
@@ -819,7 +819,7 @@ def test_the_screens_watcher_keeps_each_change_of_the_lich_line_and_of_the_rewin
         "  ⏵⏵ accept edits on",  # the row without a lich line: none
         "  Restore the code and/or conversation to the point before … lich: 3 workers",
     ]
-    tui = Tui(screens)
+    tui = ScreenLog(screens)
     watcher = real._Screen(tui_of(tui), ["tidy (a.b)", ""])
     read = tui.screen
 
@@ -838,8 +838,8 @@ def test_the_screens_watcher_keeps_each_change_of_the_lich_line_and_of_the_rewin
     assert watcher.line.pattern == r"lich: \d+ workers?|lich:\ tidy\ \(a\.b\)|lich:\ "
 
 
-def test_the_screens_watcher_starts_with_nothing_seen(clock: Clock) -> None:
-    watcher = real._Screen(tui_of(Tui()))
+def test_the_screens_watcher_starts_with_nothing_seen(clock: FakeTime) -> None:
+    watcher = real._Screen(tui_of(ScreenLog()))
     assert (watcher.footers, watcher.panels, watcher.last, watcher.daemon) == ([], [], "", True)
     assert watcher.line.pattern == r"lich: \d+ workers?" and not watcher.stop.is_set()
     watcher.stop.set()
@@ -847,69 +847,69 @@ def test_the_screens_watcher_starts_with_nothing_seen(clock: Clock) -> None:
     assert watcher.footers == []
 
 
-def test_a_wait_looks_until_done_or_says_what_never_happened_with_the_screen(tmp_path: Path, clock: Clock) -> None:
+def test_a_wait_looks_until_done_or_says_what_never_happened_with_the_screen(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     stop = stopped(run, clock)
-    run._wait(lambda: True, 10, "never", tui_of(Tui(["screen"])))
+    run._wait(lambda: True, 10, "never", tui_of(ScreenLog(["screen"])))
     assert stop.waits == []
     looks = iter([False, False, True])
-    run._wait(lambda: next(looks), 10, "never", tui_of(Tui(["screen"])))
+    run._wait(lambda: next(looks), 10, "never", tui_of(ScreenLog(["screen"])))
     assert stop.waits == [0.05, 0.05]
     start = clock.now
     with pytest.raises(TimeoutError) as raised:
-        run._wait(lambda: False, 3, "the thing never happened", tui_of(Tui(["the screen now"])))
+        run._wait(lambda: False, 3, "the thing never happened", tui_of(ScreenLog(["the screen now"])))
     assert str(raised.value) == "the thing never happened:\nthe screen now"
     assert round(clock.now - start, 6) == 3.0
 
 
-def test_shift_tab_is_pressed_until_the_footer_shows_the_label(tmp_path: Path, clock: Clock) -> None:
+def test_shift_tab_is_pressed_until_the_footer_shows_the_label(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     stopped(run, clock)
-    tui = Tui(["  ? for shortcuts"], ["  ? for shortcuts", "  ⏵⏵ accept edits on"], ["  ⏸ plan mode on"])
+    tui = ScreenLog(["  ? for shortcuts"], ["  ? for shortcuts", "  ⏵⏵ accept edits on"], ["  ⏸ plan mode on"])
     run._switch_mode(tui_of(tui), "plan mode on")
     assert tui.sent == [("key", "BTab"), ("key", "BTab")]
-    there = Tui(["  ⏸ plan mode on"])
+    there = ScreenLog(["  ⏸ plan mode on"])
     run._switch_mode(tui_of(there), "plan mode on")
     assert there.sent == []
 
 
 def test_shift_tab_that_changes_nothing_or_never_reaches_the_label_fails_saying_so(tmp_path: Path,
-                                                                                    clock: Clock) -> None:
+                                                                                    clock: FakeTime) -> None:
     run = runner(tmp_path)
     stop = stopped(run, clock)
     start = clock.now
     with pytest.raises(TimeoutError) as raised:
-        run._switch_mode(tui_of(Tui(["  ? for shortcuts"])), "plan mode on")
+        run._switch_mode(tui_of(ScreenLog(["  ? for shortcuts"])), "plan mode on")
     assert str(raised.value) == "Shift+Tab changed nothing:\n  ? for shortcuts"
     assert round(clock.now - start, 6) == 10.0 and set(stop.waits) == {0.05}
-    cycling = Tui(*[[f"  mode {k} on"] for k in range(10)])
+    cycling = ScreenLog(*[[f"  mode {k} on"] for k in range(10)])
     with pytest.raises(TimeoutError) as raised:
         run._switch_mode(tui_of(cycling), "plan mode on")
     assert str(raised.value) == "the footer never showed 'plan mode on':\n  mode 6 on"
     assert cycling.sent == [("key", "BTab")] * real.MODE_PRESSES
 
 
-def test_a_mode_is_reached_press_by_press_each_once_the_footers_mode_moved(tmp_path: Path, clock: Clock) -> None:
+def test_a_mode_is_reached_press_by_press_each_once_the_footers_mode_moved(tmp_path: Path, clock: FakeTime) -> None:
     """A redraw of the spinner is not the press's: the next press waits for the mode's label to move."""
     run = runner(tmp_path)
     stop = stopped(run, clock)
-    tui = Tui(["  manual mode on"], ["  manual mode on", "  manual mode on ✻", "  ⏵⏵ accept edits on"],
+    tui = ScreenLog(["  manual mode on"], ["  manual mode on", "  manual mode on ✻", "  ⏵⏵ accept edits on"],
               ["  ⏸ plan mode on"])
     run._switch_to(tui_of(tui), "plan")
     assert tui.sent == [("key", "BTab"), ("key", "BTab")]
     assert stop.waits == [0.05, 0.05]
-    default = Tui(["  ⏸ plan mode on"], ["  ? for shortcuts"])
+    default = ScreenLog(["  ⏸ plan mode on"], ["  ? for shortcuts"])
     run._switch_to(tui_of(default), "default")
     assert default.sent == [("key", "BTab")]
 
 
-def test_a_mode_that_never_moves_or_never_comes_fails_saying_so(tmp_path: Path, clock: Clock) -> None:
+def test_a_mode_that_never_moves_or_never_comes_fails_saying_so(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     stopped(run, clock)
     with pytest.raises(TimeoutError) as raised:
-        run._switch_to(tui_of(Tui(["  manual mode on", "  manual mode on ✻"])), "plan")
+        run._switch_to(tui_of(ScreenLog(["  manual mode on", "  manual mode on ✻"])), "plan")
     assert str(raised.value) == "Shift+Tab moved no mode:\n  manual mode on ✻"
-    cycling = Tui(*[["  ⏵⏵ accept edits on"], ["  ⏵ auto mode on"]] * 5)
+    cycling = ScreenLog(*[["  ⏵⏵ accept edits on"], ["  ⏵ auto mode on"]] * 5)
     with pytest.raises(TimeoutError) as raised:
         run._switch_to(tui_of(cycling), "plan")
     assert str(raised.value) == "the footer never showed plan mode:\n  ⏵⏵ accept edits on"
@@ -924,22 +924,23 @@ def card(description: str) -> str:
     return f" Tool use\n Agent({description})\n Do you want to proceed?\n ❯ 1. Yes\n   3. No\n"
 
 
-def _call_step(tmp_path: Path, clock: Clock, step: steps.CallStep, *, screens: Sequence[str] = ("  idle",),
-               answers: Sequence[bool] = (), on_wait: Callable[[Model], None] | None = None,
-               **changes: Any) -> tuple[RealRunner, Tui, Model]:
+def _call_step(tmp_path: Path, clock: FakeTime, step: steps.CallStep, *, screens: Sequence[str] = ("  idle",),
+               answers: Sequence[bool] = (), on_wait: Callable[[Turns], None] | None = None,
+               **changes: Any) -> tuple[RealRunner, ScreenLog, Turns]:
     run = runner(tmp_path, step, **changes)
     stopped(run, clock)
-    model = Model(clock, on_wait)
-    tui = Tui(screens, answers=answers, on_type=lambda _: model.served.update({1: clock.now}))
+    model = Turns(clock, on_wait)
+    tui = ScreenLog(screens, answers=answers, on_type=lambda _: model.served.update({1: clock.now}))
     return run, tui, model
 
 
-def _await(run: RealRunner, tui: Tui, model: Model, step: steps.CallStep, asks: dict[str, bool] | None = None) -> None:
+def _await(run: RealRunner, tui: ScreenLog, model: Turns, step: steps.CallStep,
+           asks: dict[str, bool] | None = None) -> None:
     run._await_calls(tui_of(tui), model, 1, step, [c.id for c in step.calls],  # type: ignore[arg-type]
                      {} if asks is None else asks)
 
 
-def test_a_step_types_its_marker_and_ends_once_every_call_is_answered(tmp_path: Path, clock: Clock) -> None:
+def test_a_step_types_its_marker_and_ends_once_every_call_is_answered(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1), call(2)))
     run, tui, model = _call_step(tmp_path, clock, step, on_wait=lambda m: m.answered.update(
         {"toolu_0001": 1, "toolu_0002": 2} if len(m.waits) == 3 else {"toolu_0001": 1}))
@@ -949,17 +950,17 @@ def test_a_step_types_its_marker_and_ends_once_every_call_is_answered(tmp_path: 
     assert run.marks == [] and run.dialogs == {}
 
 
-def test_a_step_the_model_never_served_fails_with_the_screen(tmp_path: Path, clock: Clock) -> None:
+def test_a_step_the_model_never_served_fails_with_the_screen(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1),))
     run = runner(tmp_path, step)
-    model = Model(clock)
+    model = Turns(clock)
     with pytest.raises(TimeoutError) as raised:
-        run._await_calls(tui_of(Tui(["  the prompt"])), model, 3, step, ["toolu_0001"], {})  # type: ignore[arg-type]
+        run._await_calls(tui_of(ScreenLog(["  the prompt"])), model, 3, step, ["toolu_0001"], {})  # type: ignore[arg-type]
     assert str(raised.value) == "the model was never asked for step 3:\n  the prompt"
     assert model.waits == [real.STEP_TIMEOUT_S]
 
 
-def test_a_step_whose_calls_are_never_answered_fails_after_its_opens_time(tmp_path: Path, clock: Clock) -> None:
+def test_a_step_whose_calls_are_never_answered_fails_after_its_opens_time(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1, lich=OpenScript(ms=4_000)), call(2)))
     run, tui, model = _call_step(tmp_path, clock, step, screens=["  ✻ Running…"])
     with pytest.raises(TimeoutError) as raised:
@@ -969,7 +970,7 @@ def test_a_step_whose_calls_are_never_answered_fails_after_its_opens_time(tmp_pa
     assert set(model.waits) == {0.2}
 
 
-def test_esc_is_pressed_as_its_moment_comes_and_the_turn_ends_interrupted(tmp_path: Path, clock: Clock) -> None:
+def test_esc_is_pressed_as_its_moment_comes_and_the_turn_ends_interrupted(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1),), esc_after=1_500)
     run, tui, model = _call_step(tmp_path, clock, step)
     _await(run, tui, model, step)
@@ -979,8 +980,8 @@ def test_esc_is_pressed_as_its_moment_comes_and_the_turn_ends_interrupted(tmp_pa
     assert model.waits[:7] == [0.2] * 7 and len(model.waits) == 8  # the last look ends at the Esc's moment
 
 
-def test_esc_counted_from_the_real_open_waits_for_the_open_to_start(tmp_path: Path, clock: Clock) -> None:
-    def opens(model: Model) -> None:
+def test_esc_counted_from_the_real_open_waits_for_the_open_to_start(tmp_path: Path, clock: FakeTime) -> None:
+    def opens(model: Turns) -> None:
         if len(model.waits) == 4:  # the bridge reached the open 0.25 s after the call
             _logged(run.runs, "lich", 1_000_250_000_000, ["open", "--prompt", "Task 1"])
 
@@ -992,7 +993,7 @@ def test_esc_counted_from_the_real_open_waits_for_the_open_to_start(tmp_path: Pa
     assert ("key", "Escape") in tui.sent
 
 
-def test_each_dialog_is_answered_as_the_plan_says_for_the_call_its_card_names(tmp_path: Path, clock: Clock) -> None:
+def test_each_dialog_is_answered_as_the_plan_says_for_the_call_its_card_names(tmp_path: Path, clock: FakeTime) -> None:
     """The first press is not taken (the dialog ignores keys as it appears): the answer is spent only once it
     goes. A "no" ends the turn; the turn's end is then its spinner gone."""
     step = steps.CallStep((call(1, "Fix the login bug"), call(2, "Fix the logout bug")))
@@ -1006,7 +1007,7 @@ def test_each_dialog_is_answered_as_the_plan_says_for_the_call_its_card_names(tm
     assert model.waits == []
 
 
-def test_a_dialog_no_call_asks_for_is_left_alone(tmp_path: Path, clock: Clock) -> None:
+def test_a_dialog_no_call_asks_for_is_left_alone(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1, "Fix it"),))
     run, tui, model = _call_step(tmp_path, clock, step, screens=[card("Fix it")],
                                  on_wait=lambda m: m.answered.update({"toolu_0001": 1}))
@@ -1016,10 +1017,10 @@ def test_a_dialog_no_call_asks_for_is_left_alone(tmp_path: Path, clock: Clock) -
 
 
 def test_a_host_that_dies_mid_open_is_killed_that_far_into_the_real_open(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     killed: list[float] = []
 
-    def opens(model: Model) -> None:
+    def opens(model: Turns) -> None:
         if len(model.waits) == 2:
             _logged(run.runs, "lich", 1_000_100_000_000, ["open"])
         if len(model.waits) == 40:
@@ -1034,23 +1035,23 @@ def test_a_host_that_dies_mid_open_is_killed_that_far_into_the_real_open(
 
 
 def test_the_host_dies_only_once_that_far_into_an_open_that_started(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path)
     killed: list[float] = []
     monkeypatch.setattr(run, "_host_dies", lambda tui: killed.append(clock.now))
-    assert run._host_dies_mid_open(tui_of(Tui()), 999.0, 500) is False  # no open yet
+    assert run._host_dies_mid_open(tui_of(ScreenLog()), 999.0, 500) is False  # no open yet
     _logged(run.runs, "lich", 1_000 * NS, ["open"])
     clock.now = 1_000.4
-    assert run._host_dies_mid_open(tui_of(Tui()), 999.0, 500) is False
+    assert run._host_dies_mid_open(tui_of(ScreenLog()), 999.0, 500) is False
     clock.now = 1_000.5
-    assert run._host_dies_mid_open(tui_of(Tui()), 999.0, 500) is True
+    assert run._host_dies_mid_open(tui_of(ScreenLog()), 999.0, 500) is True
     assert killed == [1_000.5]
     clock.now = 1_049.97
-    assert run._host_dies_mid_open(tui_of(Tui()), 999.0, 50_000) is False  # 50 s into the open: not yet
+    assert run._host_dies_mid_open(tui_of(ScreenLog()), 999.0, 50_000) is False  # 50 s into the open: not yet
 
 
 def test_a_steps_git_read_is_held_for_its_esc_only_during_the_step(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     step = steps.CallStep((call(1), call(2)), esc_after=100)
     run = runner(tmp_path, step, esc_in_git={1: ("status",)},
                  permission=RealPermission(decision="ask", answers={"toolu_0002": False, "toolu_0009": True}))
@@ -1060,12 +1061,12 @@ def test_a_steps_git_read_is_held_for_its_esc_only_during_the_step(
         seen.append((n, ids, asks, run.git_hold.exists(), stat.S_ISFIFO(run.git_release.stat().st_mode)))
 
     monkeypatch.setattr(run, "_await_calls", awaited)
-    tui = Tui()
-    run._calls(tui_of(tui), Model(clock), 1, step)  # type: ignore[arg-type]
+    tui = ScreenLog()
+    run._calls(tui_of(tui), Turns(clock), 1, step)  # type: ignore[arg-type]
     assert seen == [(1, ["toolu_0001", "toolu_0002"], {"toolu_0002": False}, True, True)]
     assert not run.git_hold.exists() and tui.sent == [("wait_idle", 60)]
-    run._calls(tui_of(tui), Model(clock), 1, step)  # type: ignore[arg-type]  # the fifo made once is kept
-    run._calls(tui_of(tui), Model(clock), 2, step)  # type: ignore[arg-type]
+    run._calls(tui_of(tui), Turns(clock), 1, step)  # type: ignore[arg-type]  # the fifo made once is kept
+    run._calls(tui_of(tui), Turns(clock), 2, step)  # type: ignore[arg-type]
     assert [s[3] for s in seen] == [True, True, False]
 
     def fails(*_: Any) -> None:
@@ -1074,7 +1075,7 @@ def test_a_steps_git_read_is_held_for_its_esc_only_during_the_step(
 
     monkeypatch.setattr(run, "_await_calls", fails)
     with pytest.raises(TimeoutError):
-        run._calls(tui_of(tui), Model(clock), 1, step)  # type: ignore[arg-type]
+        run._calls(tui_of(tui), Turns(clock), 1, step)  # type: ignore[arg-type]
     assert not run.git_hold.exists()  # a failed step holds no read of a later one
 
 
@@ -1090,13 +1091,13 @@ def _noting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world: World | Exce
 
 
 def test_lich_types_each_note_due_at_a_free_prompt_as_a_paste(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     world = World(due=["Worker a is done.\nIts report.", "Worker b is done."])
     run = _noting(tmp_path, monkeypatch, world)
-    model = Model(clock)
+    model = Turns(clock)
     model.main_requests = [_recorded({}), _recorded({})]
     clock.now = 1_003.25
-    tui = Tui(["  ? for shortcuts · esc to interrupt"])  # a turn still running does not hold them
+    tui = ScreenLog(["  ? for shortcuts · esc to interrupt"])  # a turn still running does not hold them
     assert run._type_notes(tui_of(tui), model) is True  # type: ignore[arg-type]
     assert world.asked == [3_250]
     assert tui.sent == [("paste", "Worker a is done.\nIts report."), ("paste", "Worker b is done.")]
@@ -1105,16 +1106,16 @@ def test_lich_types_each_note_due_at_a_free_prompt_as_a_paste(
 
 @pytest.mark.parametrize("screen", ["  Restore the conversation to the point before …", card("Fix it")])
 def test_the_rewind_panel_or_a_dialog_over_the_prompt_holds_the_notes(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, screen: str) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch, screen: str) -> None:
     world = World(due=["Worker a is done."])
     run = _noting(tmp_path, monkeypatch, world)
-    tui = Tui([screen])
-    assert run._type_notes(tui_of(tui), Model(clock)) is False  # type: ignore[arg-type]
+    tui = ScreenLog([screen])
+    assert run._type_notes(tui_of(tui), Turns(clock)) is False  # type: ignore[arg-type]
     assert (tui.sent, world.asked, run.notes) == ([], [], [])
 
 
 def test_no_note_is_typed_before_the_clock_without_a_state_or_in_claude_p(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     world = World(due=["Worker a is done."])
     printed = _noting(tmp_path / "p", monkeypatch, world, printed=True)
     unstarted = runner(tmp_path / "u")
@@ -1122,33 +1123,33 @@ def test_no_note_is_typed_before_the_clock_without_a_state_or_in_claude_p(
     stateless = runner(tmp_path / "s")
     stateless.clock.start()
     for run in (printed, unstarted, stateless):
-        tui = Tui(["  ? for shortcuts"])
-        assert run._type_notes(tui_of(tui), Model(clock)) is True  # type: ignore[arg-type]
+        tui = ScreenLog(["  ? for shortcuts"])
+        assert run._type_notes(tui_of(tui), Turns(clock)) is True  # type: ignore[arg-type]
         assert tui.sent == []
     assert world.asked == []
 
 
 def test_notes_that_cannot_be_read_are_remarked_and_none_is_typed(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = _noting(tmp_path, monkeypatch, ValueError("a state half written"))
-    tui = Tui(["  ? for shortcuts"])
-    assert run._type_notes(tui_of(tui), Model(clock)) is True  # type: ignore[arg-type]
+    tui = ScreenLog(["  ? for shortcuts"])
+    assert run._type_notes(tui_of(tui), Turns(clock)) is True  # type: ignore[arg-type]
     assert run.remarks == ["fake-lich's notes could not be read: a state half written"]
     assert tui.sent == [] and run.notes == []
 
 
 def test_time_passes_a_second_at_a_time_so_that_a_changed_schedule_is_seen(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path)
     stop = stopped(run, clock)
-    run._pass_time(tui_of(Tui()), Model(clock), 1_003.5)  # type: ignore[arg-type]
+    run._pass_time(tui_of(ScreenLog()), Turns(clock), 1_003.5)  # type: ignore[arg-type]
     assert stop.waits == [1.0, 1.0, 1.0, 0.5] and clock.now == 1_003.5
-    run._pass_time(tui_of(Tui()), Model(clock), 1_003.0)  # type: ignore[arg-type]  # already past
+    run._pass_time(tui_of(ScreenLog()), Turns(clock), 1_003.0)  # type: ignore[arg-type]  # already past
     assert len(stop.waits) == 4
 
 
 def test_time_passes_up_to_a_note_due_and_types_it_when_the_prompt_is_free(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path)
     stop = stopped(run, clock)
     dues = iter([1_000.25, 1_000.25, 1_000.25, None])
@@ -1161,32 +1162,32 @@ def test_time_passes_up_to_a_note_due_and_types_it_when_the_prompt_is_free(
         return next(free)
 
     monkeypatch.setattr(run, "_type_notes", type_notes)
-    run._pass_time(tui_of(Tui()), Model(clock), 1_001.0)  # type: ignore[arg-type]
+    run._pass_time(tui_of(ScreenLog()), Turns(clock), 1_001.0)  # type: ignore[arg-type]
     assert [round(w or 0, 6) for w in stop.waits] == [0.25, 0.2, 0.55]  # up to the note; a screen read on; the rest
     assert typed == [1_000.25, 1_000.45]
 
 
-def test_time_stops_passing_when_the_run_is_stopped(tmp_path: Path, clock: Clock) -> None:
+def test_time_stops_passing_when_the_run_is_stopped(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     stop = stopped(run, clock, limit=2)
-    run._pass_time(tui_of(Tui()), Model(clock), 1_010.0)  # type: ignore[arg-type]
+    run._pass_time(tui_of(ScreenLog()), Turns(clock), 1_010.0)  # type: ignore[arg-type]
     assert stop.waits == [1.0, 1.0]
 
 
 def test_the_runs_end_sends_the_last_results_then_lets_the_fakes_time_and_a_poll_pass(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path, steps.CallStep((call(1),)), steps.CallStep((call(2), call(3))), steps.CallStep((call(4),)),
                  end_ms=4_000, plugin_calls={3: "helper"})
     passed: list[float] = []
     monkeypatch.setattr(run, "_pass_time", lambda tui, model, until: passed.append(until))
-    model = Model(clock, on_wait=lambda m: m.answered.update({"toolu_0002": 1, "toolu_0003": 1}))
+    model = Turns(clock, on_wait=lambda m: m.answered.update({"toolu_0002": 1, "toolu_0003": 1}))
     model.answered["toolu_0001"] = 1
-    tui = Tui()
+    tui = ScreenLog()
     run._finish(tui_of(tui), model, real._Screen(tui_of(tui)))  # type: ignore[arg-type]
     assert tui.sent == [("type", "conform end: that is all."), ("wait_idle", 60)]
     assert model.waits == [60]
     assert passed == [1_004.0, 1_066.5] and (run.state / "world.json").is_file()
-    done = Tui()
+    done = ScreenLog()
     run._finish(tui_of(done), model, real._Screen(tui_of(done)))  # type: ignore[arg-type]
     assert done.sent == []  # every result read: nothing to send
 
@@ -1195,7 +1196,7 @@ def test_the_runs_end_sends_the_last_results_then_lets_the_fakes_time_and_a_poll
 
 
 def test_each_step_is_driven_by_its_own_means_in_order(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     given: list[Step] = [
         steps.CallStep((call(1),)), steps.At(500, steps.HostDies()), steps.CallStep((call(2, origin="helper"),)),
         steps.CallStep((call(3),)), steps.Wait(2_000), steps.Until(9_000), steps.Esc(), steps.Reload(),
@@ -1203,13 +1204,13 @@ def test_each_step_is_driven_by_its_own_means_in_order(
         steps.Prompt("Go on."), steps.Footer(), steps.Check(count=1),
     ]
     run = runner(tmp_path, *given, plugin_calls={2: "helper"}, subagent_steps=(3,))
-    first, fresh = Tui(), Tui()
+    first, fresh = ScreenLog(), ScreenLog()
     names = {id(first): "first", id(fresh): "fresh"}
     done: list[tuple[Any, ...]] = []
 
     def did(name: str) -> Callable[..., Any]:
         def record(*args: Any, **kwargs: Any) -> Any:
-            shown = [names.get(id(a), a) for a in args if isinstance(a, Tui | int | float | str)]
+            shown = [names.get(id(a), a) for a in args if isinstance(a, ScreenLog | int | float | str)]
             done.append((name, *shown, *kwargs.values()))
             return fresh if name == "start_again" else None
         return record
@@ -1217,7 +1218,7 @@ def test_each_step_is_driven_by_its_own_means_in_order(
     for name in ("_calls", "_plugin_call", "_subagent_call", "_pass_time", "_reload", "_switch_to", "_start_again",
                  "_host_dies", "_prompt", "_type_notes"):
         monkeypatch.setattr(run, name, did(name.strip("_")))
-    assert run._steps(tui_of(first), Model(clock)) is tui_of(fresh)  # type: ignore[arg-type]
+    assert run._steps(tui_of(first), Turns(clock)) is tui_of(fresh)  # type: ignore[arg-type]
     notes = ("type_notes", "first")
     assert done == [
         ("calls", "first", 1), notes, ("plugin_call", "first", 2), notes, ("subagent_call", "first", 3), notes,
@@ -1235,18 +1236,18 @@ def test_each_step_is_driven_by_its_own_means_in_order(
 
 @pytest.mark.parametrize(("texts", "drawn"), [(["tidy"], "tidy"), (["tidy", None], ""), (["a", "b"], "b")])
 def test_the_errands_are_handed_to_the_status_module_whole(
-        tmp_path: Path, clock: Clock, texts: list[str | None], drawn: str) -> None:
+        tmp_path: Path, clock: FakeTime, texts: list[str | None], drawn: str) -> None:
     run = runner(tmp_path, *[steps.Errands(t) for t in texts])
     run.errands.write_text("", encoding="utf-8")
-    run._steps(tui_of(Tui()), Model(clock))  # type: ignore[arg-type]
+    run._steps(tui_of(ScreenLog()), Turns(clock))  # type: ignore[arg-type]
     assert run.errands.read_text(encoding="utf-8") == drawn
     assert sorted(p.name for p in tmp_path.iterdir()) == ["errands.txt", "lich"]  # no .tmp left
 
 
-def test_a_step_the_run_cannot_drive_is_never_skipped(tmp_path: Path, clock: Clock) -> None:
+def test_a_step_the_run_cannot_drive_is_never_skipped(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path, steps.Workflow())
     with pytest.raises(NotImplementedError) as raised:
-        run._steps(tui_of(Tui()), Model(clock))  # type: ignore[arg-type]
+        run._steps(tui_of(ScreenLog()), Turns(clock))  # type: ignore[arg-type]
     assert str(raised.value) == "the real run cannot drive a 'workflow' step"
 
 
@@ -1264,7 +1265,7 @@ class Hosts:
 
 
 def test_a_dying_host_is_killed_and_the_step_ends_once_it_is_gone(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path)
     stop = stopped(run, clock)
     killed: list[tuple[int, int]] = []
@@ -1276,69 +1277,69 @@ def test_a_dying_host_is_killed_and_the_step_ends_once_it_is_gone(
 
     monkeypatch.setattr(os, "kill", kill)
     monkeypatch.setattr(run, "_tui_args", (Hosts([11, 12], [11, 13], [13]), [], None, {}), raising=False)
-    run._host_dies(tui_of(Tui()))
+    run._host_dies(tui_of(ScreenLog()))
     assert killed == [(11, signal.SIGKILL), (12, signal.SIGKILL)]
     assert run.marks == [{"at": 1_000.0, "kind": "host.dies"}]  # at its kill, not when the host was gone
     assert stop.waits == [0.05]
 
 
 def test_a_host_that_is_not_running_or_outlives_its_kill_fails_saying_so(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run = runner(tmp_path)
     stopped(run, clock)
     monkeypatch.setattr(os, "kill", lambda pid, sig: None)
     monkeypatch.setattr(run, "_tui_args", (Hosts([]), [], None, {}), raising=False)
     with pytest.raises(RuntimeError) as none:
-        run._host_dies(tui_of(Tui(["  the screen"])))
+        run._host_dies(tui_of(ScreenLog(["  the screen"])))
     assert str(none.value) == "host.dies: no session host is running:\n  the screen"
     monkeypatch.setattr(run, "_tui_args", (Hosts([11]), [], None, {}), raising=False)
     with pytest.raises(TimeoutError) as alive:
-        run._host_dies(tui_of(Tui(["  the screen"])))
+        run._host_dies(tui_of(ScreenLog(["  the screen"])))
     assert str(alive.value) == "a killed session host still runs:\n  the screen"
     assert clock.now == 1_010.0
 
 
-def test_a_marks_moment_is_when_the_runner_did_it(tmp_path: Path, clock: Clock) -> None:
+def test_a_marks_moment_is_when_the_runner_did_it(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     run._mark("resume", how="continue")
     assert run.marks == [{"at": 1_000.0, "kind": "resume", "how": "continue"}]
 
 
 def test_the_persons_prompt_ends_when_the_model_was_asked_with_it_and_the_turn_is_over(
-        tmp_path: Path, clock: Clock) -> None:
-    def asks(model: Model) -> None:
+        tmp_path: Path, clock: FakeTime) -> None:
+    def asks(model: Turns) -> None:
         for text in ("Something else.", "Go on."):
             model.main_requests.append(_recorded({"messages": [{"role": "user", "content": text}]}))
 
     run = runner(tmp_path)
-    model = Model(clock, on_wait=asks)
+    model = Turns(clock, on_wait=asks)
     model.main_requests = [_recorded({"messages": [{"role": "user", "content": "Go on."}]})]  # an older one
-    tui = Tui()
+    tui = ScreenLog()
     run._prompt(tui_of(tui), model, "Go on.")  # type: ignore[arg-type]
     assert run.prompts == [("Go on.", 1)]
     assert tui.sent == [("type", "Go on."), ("wait_idle", 60)]
     assert model.waits == [real.STEP_TIMEOUT_S]
-    never = Model(clock)
+    never = Turns(clock)
     with pytest.raises(TimeoutError) as raised:
-        run._prompt(tui_of(Tui(["  the screen"])), never, "Stop.")  # type: ignore[arg-type]
+        run._prompt(tui_of(ScreenLog(["  the screen"])), never, "Stop.")  # type: ignore[arg-type]
     assert str(raised.value) == "the model was never asked with the prompt 'Stop.':\n  the screen"
 
 
-def test_a_subagents_call_step_ends_once_that_agent_read_its_answers(tmp_path: Path, clock: Clock) -> None:
+def test_a_subagents_call_step_ends_once_that_agent_read_its_answers(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1), call(2)))
     run = runner(tmp_path, step, subagent_steps=(1,))
-    model = Model(clock, on_wait=lambda m: m.answered.update({"toolu_0001": 1, "toolu_0002": 1}))
+    model = Turns(clock, on_wait=lambda m: m.answered.update({"toolu_0001": 1, "toolu_0002": 1}))
     model.answered["toolu_0001"] = 1
-    tui = Tui()
+    tui = ScreenLog()
     run._subagent_call(tui_of(tui), model, 1, step)  # type: ignore[arg-type]
     assert model.waits == [real.STEP_TIMEOUT_S] and tui.sent == [("wait_idle", 60)]
     with pytest.raises(TimeoutError) as raised:
-        run._subagent_call(tui_of(Tui(["  the screen"])), Model(clock), 4, step)  # type: ignore[arg-type]
+        run._subagent_call(tui_of(ScreenLog(["  the screen"])), Turns(clock), 4, step)  # type: ignore[arg-type]
     assert str(raised.value) == "no subagent made and read step 4's calls:\n  the screen"
 
 
 def test_a_plugins_call_is_handed_to_its_stand_in_once_the_session_started(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     step = steps.CallStep((call(1, "Help", origin="helper"),))
     run = runner(tmp_path, step, plugin_calls={1: "helper"}, opens={"toolu_0001": 0})
     answer = tmp_path / "spawn-1.answer"
@@ -1353,8 +1354,8 @@ def test_a_plugins_call_is_handed_to_its_stand_in_once_the_session_started(
 
     stop = stopped(run, clock, on_wait=on_wait)
     real._write(run.boots / "boot.0.x", '{"event": "other"}')
-    model = Model(clock)
-    tui = Tui()
+    model = Turns(clock)
+    tui = ScreenLog()
     run._plugin_call(tui_of(tui), model, 1, step)  # type: ignore[arg-type]
     python = shutil.which("python3") or "python3"
     assert handed == [{"input": {"prompt": "Task 1", "description": "Help"}, "answer": str(answer), "python": python}]
@@ -1365,55 +1366,55 @@ def test_a_plugins_call_is_handed_to_its_stand_in_once_the_session_started(
     assert not run.spawn_file.with_suffix(".tmp").exists()
 
 
-def test_a_plugins_call_never_answered_fails_naming_the_plugin(tmp_path: Path, clock: Clock) -> None:
+def test_a_plugins_call_never_answered_fails_naming_the_plugin(tmp_path: Path, clock: FakeTime) -> None:
     step = steps.CallStep((call(1, origin="helper"),))
     run = runner(tmp_path, step, plugin_calls={1: "helper"})
     stopped(run, clock)
     real._write(run.boots / "boot.1", '"session.start"')
     with pytest.raises(TimeoutError) as raised:
-        run._plugin_call(tui_of(Tui(["  the screen"])), Model(clock), 1, step)  # type: ignore[arg-type]
+        run._plugin_call(tui_of(ScreenLog(["  the screen"])), Turns(clock), 1, step)  # type: ignore[arg-type]
     assert str(raised.value) == "the plugin 'helper' never had its call answered:\n  the screen"
     assert round(clock.now - 1_000.0, 6) == real.STEP_TIMEOUT_S
     unanswerable = runner(tmp_path / "late", step, plugin_calls={1: "helper"})
     stopped(unanswerable, clock)
     with pytest.raises(TimeoutError) as raised:
-        unanswerable._plugin_call(tui_of(Tui(["  the screen"])), Model(clock), 1, step)  # type: ignore[arg-type]
+        unanswerable._plugin_call(tui_of(ScreenLog(["  the screen"])), Turns(clock), 1, step)  # type: ignore[arg-type]
     assert str(raised.value) == "the session never started its session host:\n  the screen"
 
 
 def test_a_reload_changes_the_module_and_types_the_command_only_when_no_host_started(
-        tmp_path: Path, clock: Clock) -> None:
+        tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     real._write(run.module, "export function register() {}\n")
     stopped(run, clock, on_wait=lambda count: count == 3 and real._write(run.boots / "boot.1", "{}"))
-    tui = Tui()
+    tui = ScreenLog()
     run._reload(tui_of(tui))
     assert run.module.read_text(encoding="utf-8") == "export function register() {}\n// reload 1000000000000\n"
     assert tui.sent == [] and run.remarks == []
 
 
-def test_a_module_not_reloaded_by_itself_is_reloaded_by_the_command(tmp_path: Path, clock: Clock) -> None:
+def test_a_module_not_reloaded_by_itself_is_reloaded_by_the_command(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path)
     real._write(run.module, "")
     stop = stopped(run, clock)
-    tui = Tui(on_type=lambda text: real._write(run.boots / "boot.1", "{}"))
+    tui = ScreenLog(on_type=lambda text: real._write(run.boots / "boot.1", "{}"))
     run._reload(tui_of(tui))
     assert tui.sent == [("type", "/reload-plugins")]
     assert run.remarks == ["the changed module was not reloaded by itself: /reload-plugins typed"]
     assert len(stop.waits) == round(real.RELOAD_SEEN_S / 0.05)
     stopped(run, clock)
     with pytest.raises(TimeoutError) as raised:
-        run._reload(tui_of(Tui(["  the screen"])))
+        run._reload(tui_of(ScreenLog(["  the screen"])))
     assert str(raised.value) == "the reload started no session host:\n  the screen"
 
 
 def test_continue_starts_claude_code_again_and_ends_once_the_fresh_host_read_lich(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     import contextlib
 
     run = runner(tmp_path, steps.Continue(), steps.Resume(), resume_reads=(True, False))
     started: list[tuple[str, ...]] = []
-    fresh = Tui()
+    fresh = ScreenLog()
 
     def booted(count: int) -> None:
         if count == 2:
@@ -1423,22 +1424,22 @@ def test_continue_starts_claude_code_again_and_ends_once_the_fresh_host_read_lic
 
     stop = stopped(run, clock, on_wait=booted)
 
-    def tui(*more: str) -> Tui:
+    def tui(*more: str) -> ScreenLog:
         started.append(more)
         return fresh
 
     monkeypatch.setattr(run, "_tui", tui)
     monkeypatch.setattr(run, "_session_id", lambda: "abc")
     run._later = contextlib.ExitStack()
-    old = Tui()
+    old = ScreenLog()
     run._watcher = real._Screen(tui_of(old))
-    assert run._start_again(tui_of(old), Model(clock), resume=False) is tui_of(fresh)  # type: ignore[arg-type]
+    assert run._start_again(tui_of(old), Turns(clock), resume=False) is tui_of(fresh)  # type: ignore[arg-type]
     assert old.sent == [("wait_idle", 30), ("exit",), ("close",)]
     assert started == [("--continue",)] and run._watcher.tui is tui_of(fresh) and run._restarts == 1
     assert stop.waits == [0.05] * 4
     assert run.marks == [{"at": 1_000.0, "kind": "resume", "how": "continue"}]
     stopped(run, clock, on_wait=lambda count: count == 1 and real._write(run.boots / "boot.9", "{}"))
-    assert run._start_again(tui_of(fresh), Model(clock), resume=True) is tui_of(fresh)  # type: ignore[arg-type]
+    assert run._start_again(tui_of(fresh), Turns(clock), resume=True) is tui_of(fresh)  # type: ignore[arg-type]
     assert started == [("--continue",), ("--resume", "abc")] and run._restarts == 2
     assert run.marks[1]["how"] == "resume"
     run._later.close()
@@ -1446,21 +1447,21 @@ def test_continue_starts_claude_code_again_and_ends_once_the_fresh_host_read_lic
 
 
 def test_a_fresh_host_that_never_reads_lich_fails_after_its_time(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     import contextlib
 
     run = runner(tmp_path, steps.Continue(), resume_reads=(True,))
     stopped(run, clock, on_wait=lambda count: count == 1 and real._write(run.boots / "boot.1", "{}"))
-    monkeypatch.setattr(run, "_tui", lambda *more: Tui(["  fresh"]))
+    monkeypatch.setattr(run, "_tui", lambda *more: ScreenLog(["  fresh"]))
     run._later = contextlib.ExitStack()
-    run._watcher = real._Screen(tui_of(Tui()))
+    run._watcher = real._Screen(tui_of(ScreenLog()))
     with pytest.raises(TimeoutError) as raised:
-        run._start_again(tui_of(Tui()), Model(clock), resume=False)  # type: ignore[arg-type]
+        run._start_again(tui_of(ScreenLog()), Turns(clock), resume=False)  # type: ignore[arg-type]
     assert str(raised.value) == "the fresh session host never read lich:\n  fresh"
     assert round(clock.now - 1_000.05, 6) == 30.0
     stopped(run, clock)
     with pytest.raises(TimeoutError) as raised:
-        run._start_again(tui_of(Tui()), Model(clock), resume=False)  # type: ignore[arg-type]
+        run._start_again(tui_of(ScreenLog()), Turns(clock), resume=False)  # type: ignore[arg-type]
     assert str(raised.value) == "claude --continue started no session host:\n  fresh"
 
 
@@ -1536,13 +1537,13 @@ class Printed:
 
 
 def test_claude_p_is_the_one_steps_marker_and_what_it_printed_stands_for_the_screen(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     step = steps.CallStep((call(1, lich=OpenScript(ms=3_000)), call(2)))
     run = runner(tmp_path, step, printed=True, end_ms=2_000)
     stop = stopped(run, clock)
     asked: list[tuple[Any, ...]] = []
 
-    def run_print(claude: Path, sandbox: Any, plugins: Sequence[Path], prompt: str, model: Model,
+    def run_print(claude: Path, sandbox: Any, plugins: Sequence[Path], prompt: str, model: Turns,
                   **more: Any) -> Printed:
         asked.append((claude, plugins, prompt, more))
         run.clock.start()
@@ -1551,7 +1552,7 @@ def test_claude_p_is_the_one_steps_marker_and_what_it_printed_stands_for_the_scr
 
     monkeypatch.setattr(real, "run_print", run_print)
     monkeypatch.setattr(run, "_env", lambda git_bin: {"GIT_BIN": str(git_bin)})
-    printed = run._printed(_sandbox(tmp_path), [tmp_path / "plugin"], Model(clock), tmp_path / "gitbin")  # type: ignore[arg-type]
+    printed = run._printed(_sandbox(tmp_path), [tmp_path / "plugin"], Turns(clock), tmp_path / "gitbin")  # type: ignore[arg-type]
     assert printed == "claude -p exited 3:\nLaunched.\nwarn"
     assert asked == [(Path("claude"), [tmp_path / "plugin"], "conform step 1: carry on with the task.", {
         "env_extra": {"GIT_BIN": str(tmp_path / "gitbin")}, "extra_args": ["--permission-mode", "default"],
@@ -1564,11 +1565,11 @@ def test_claude_p_is_the_one_steps_marker_and_what_it_printed_stands_for_the_scr
     (True, True, "claude -p ran past 91 s: claude -p exited 0:\nLaunched.\nwarn"),
 ])
 def test_claude_p_that_never_asked_or_ran_past_its_time_fails(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, served: bool, timed_out: bool,
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch, served: bool, timed_out: bool,
         why: str) -> None:
     run = runner(tmp_path, steps.CallStep((call(1),)), printed=True)
 
-    def run_print(claude: Path, sandbox: Any, plugins: Any, prompt: str, model: Model, **more: Any) -> Printed:
+    def run_print(claude: Path, sandbox: Any, plugins: Any, prompt: str, model: Turns, **more: Any) -> Printed:
         if served:
             model.served[1] = 0.0
         return Printed(timed_out=timed_out)
@@ -1576,14 +1577,14 @@ def test_claude_p_that_never_asked_or_ran_past_its_time_fails(
     monkeypatch.setattr(real, "run_print", run_print)
     monkeypatch.setattr(run, "_env", lambda git_bin: {})
     with pytest.raises(TimeoutError) as raised:
-        run._printed(_sandbox(tmp_path), [], Model(clock), tmp_path)  # type: ignore[arg-type]
+        run._printed(_sandbox(tmp_path), [], Turns(clock), tmp_path)  # type: ignore[arg-type]
     assert str(raised.value) == why
 
 
-def test_the_evidence_is_what_each_program_left_and_the_runner_saw(tmp_path: Path, clock: Clock) -> None:
+def test_the_evidence_is_what_each_program_left_and_the_runner_saw(tmp_path: Path, clock: FakeTime) -> None:
     run = runner(tmp_path / "run", env={**DEFAULT_ENV, "LICH_BIN": "/opt/lich"})
     run.clock.start()
-    model = Model(clock)
+    model = Turns(clock)
     model.main_requests = [_recorded({"messages": [1]}, at=1.0)]
     model.subagent_requests = [_recorded({"messages": [2]}, at=2.0)]
     model.served, model.sent = {1: 3.0}, {1: [{"call": "toolu_0001"}]}
@@ -1604,7 +1605,7 @@ def test_the_evidence_is_what_each_program_left_and_the_runner_saw(tmp_path: Pat
         run.dialogs, run.prompts, run.plugin_answers, run.notes)
     assert evidence.boots == [(8.0, {})] and evidence.bridge == [{"b": 1}]
     assert evidence.runs == [RunRecord("lich", 7, ["sessions"])]
-    unstarted = runner(tmp_path / "other", env={})._evidence(Model(clock), [], sandbox)  # type: ignore[arg-type]
+    unstarted = runner(tmp_path / "other", env={})._evidence(Turns(clock), [], sandbox)  # type: ignore[arg-type]
     assert unstarted.t0 == 1_000.0 and unstarted.paths[0][1] == "lich" and unstarted.panels == []
 
 
@@ -1644,10 +1645,10 @@ def kept(did: list[tuple[str, Any]], entry: tuple[str, Any], value: Any) -> Any:
 EVIDENCE = Evidence(0.0)
 
 
-class Served(Model):
+class Served(Turns):
     """The scripted model as a run makes it: started, then closed whatever happened."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: FakeTime) -> None:
         super().__init__(clock)
         self.made: dict[str, Any] = {}
         self.life: list[str] = []
@@ -1664,7 +1665,7 @@ class Served(Model):
         self.life.append("close")
 
 
-def _whole_run(tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, *given: Step,
+def _whole_run(tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch, *given: Step,
                **changes: Any) -> tuple[RealRunner, Served, Boxes, list[tuple[str, Any]]]:
     run = runner(tmp_path / "run", *given, **changes)
     model, boxes = Served(clock), Boxes()
@@ -1678,13 +1679,13 @@ def _whole_run(tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, *g
 
 
 def test_a_run_starts_claude_code_with_every_plugin_drives_its_steps_and_cleans_up(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run, model, boxes, did = _whole_run(
         tmp_path, clock, monkeypatch, steps.CallStep((call(1),)), steps.Errands("tidy"), steps.Errands(None),
         steps.CallStep((call(2, origin="helper"),)), steps.CallStep((call(3, origin="helper"),)),
         mode="accept edits on", permission=RealPermission(decision="hook-deny", hook_reason="No."),
         plugin_calls={2: "helper", 3: "helper"}, subagent_steps=(4,))
-    first, last = Tui(["  first"]), Tui(["  the last screen"])
+    first, last = ScreenLog(["  first"]), ScreenLog(["  the last screen"])
     monkeypatch.setattr(run, "_tui", lambda *more: kept(did, ("tui", run._tui_args), first))
     monkeypatch.setattr(run, "_switch_mode", lambda tui, label: did.append(("switch_mode", label)))
 
@@ -1714,9 +1715,9 @@ def test_a_run_starts_claude_code_with_every_plugin_drives_its_steps_and_cleans_
 
 
 def test_a_run_without_a_mode_to_switch_or_git_makes_a_sandbox_with_none(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run, _, boxes, did = _whole_run(tmp_path, clock, monkeypatch, steps.CallStep((call(1),)), git=RealGit(mode="none"))
-    only = Tui(["  done"])
+    only = ScreenLog(["  done"])
     monkeypatch.setattr(run, "_tui", lambda *more: kept(did, ("tui", run._tui_args[1]), only))
     monkeypatch.setattr(run, "_switch_mode", lambda tui, label: did.append(("switch_mode", label)))
     monkeypatch.setattr(run, "_steps", lambda tui, model: tui)
@@ -1727,9 +1728,9 @@ def test_a_run_without_a_mode_to_switch_or_git_makes_a_sandbox_with_none(
 
 
 def test_a_run_that_fails_still_closes_the_model_and_cleans_up(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run, model, boxes, did = _whole_run(tmp_path, clock, monkeypatch, steps.CallStep((call(1),)))
-    shown = Tui(["  stuck"])
+    shown = ScreenLog(["  stuck"])
     monkeypatch.setattr(run, "_tui", lambda *more: shown)
 
     def fails(tui: Any, model: Any) -> Any:
@@ -1743,7 +1744,7 @@ def test_a_run_that_fails_still_closes_the_model_and_cleans_up(
 
 
 def test_a_printed_run_is_claude_p_with_no_screen_to_watch(
-        tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, clock: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
     run, model, boxes, did = _whole_run(tmp_path, clock, monkeypatch, steps.CallStep((call(1),)), printed=True)
     monkeypatch.setattr(run, "_printed", lambda sandbox, plugins, model, git_bin: kept(
         did, ("printed", (list(plugins), git_bin)), "claude -p exited 0:\nLaunched.\n"))
@@ -1754,12 +1755,12 @@ def test_a_printed_run_is_claude_p_with_no_screen_to_watch(
     assert model.life == ["start", "close"] and boxes.boxes[0].cleaned
 
 
-def test_the_transcript_is_made_from_the_evidence_the_run_gathered(tmp_path: Path, clock: Clock) -> None:
+def test_the_transcript_is_made_from_the_evidence_the_run_gathered(tmp_path: Path, clock: FakeTime) -> None:
     from agent_cards_conformance.extract import Extractor
 
     run = runner(tmp_path / "run", steps.CallStep((call(1),)))
     run.clock.start()
-    events, evidence = run._transcript(Model(clock), [(2.0, "lich: 1 worker")], _sandbox(tmp_path),  # type: ignore[arg-type]
+    events, evidence = run._transcript(Turns(clock), [(2.0, "lich: 1 worker")], _sandbox(tmp_path),  # type: ignore[arg-type]
                                        [(3.0, True)])
     assert (evidence.t0, evidence.footers, evidence.panels) == (1_000.0, [(2.0, "lich: 1 worker")], [(3.0, True)])
     assert events == Extractor(run.scenario, evidence).events()
