@@ -305,7 +305,11 @@ def unmodelled(version: str) -> str:
             "in the engine.")
 
 
-#: The engines the fake host models, and where the spec's older measurements differ from them.
+def markdown_text(text: str) -> str:
+    """``text`` as markdown shows it, not as a tag: the engine's ``<tool_use_error>`` and the like escaped."""
+    return text.replace("<", "\\<")
+
+
 #: The table's section on what the comparison checks: each check by the name a difference gives it.
 COMPARED = "\n".join([
     "## What is compared",
@@ -323,8 +327,10 @@ READ_ALIKE = "\n".join([
     "The real run shows some things otherwise than the fake host writes them. The comparison reads each such thing "
     "alike in one way only (`NORMALISATIONS` in `conformance/compare.py`); anything else is a difference:",
     "",
-    *(f"- **{name}**: {what.replace('<', chr(92) + '<')}" for name, what in NORMALISATIONS.items()),  # no tag
+    *(f"- **{name}**: {markdown_text(what)}" for name, what in NORMALISATIONS.items()),
 ])
+
+#: The engines the fake host models, and where the spec's older measurements differ from them.
 
 VERSIONS = f"""## Engine versions
 

@@ -1006,12 +1006,13 @@ def test_a_missing_state_reads_as_no_such_state() -> None:
 def test_the_conformance_doc_says_what_is_read_alike_as_the_comparison_has_it() -> None:
     from pathlib import Path
 
-    from agent_cards_conformance.command import COMPARED, READ_ALIKE, table
+    from agent_cards_conformance.command import COMPARED, READ_ALIKE, markdown_text, table
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "conformance.md").read_text(encoding="utf-8")
     assert READ_ALIKE in doc and READ_ALIKE in table([])
     for name, what in cmp.NORMALISATIONS.items():
-        assert f"- **{name}**: {what.replace('<', chr(92) + '<')}\n" in READ_ALIKE + "\n"
+        assert f"- **{name}**: {markdown_text(what)}\n" in READ_ALIKE + "\n"
+    assert markdown_text("a <tag>") == "a \\<tag>"
     assert COMPARED in doc and COMPARED in table([])
     assert "- `time.toast` (time): a toast's ms after its cause within TOLERANCES\n" in COMPARED
     assert "- `answer.fields` (answer): a mapping result: the same keys, each equal\n" in COMPARED
